@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# setup-postgres.sh -- install every PostgreSQL major the project is tested on.
+#
+#   15: Debian bookworm's packages (server, contrib, server-dev for PGXS, TAP modules)
+#   17, 18: built from Debian's source packages (trixie, sid) with assertions and
+#           TAP support, installed under $PGSSNG_CACHE/pg-<exact version>, and
+#           reused when already there (a build takes a few minutes on 2 cores).
+#
+# Prints nothing on stdout but progress; afterwards scripts/pg-bindir.sh MAJOR
+# names the bin directory of each major.  Idempotent.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/common.sh"
+
+need_apt=0
+for pkg in postgresql-15 postgresql-server-dev-15 postgresql-contrib bison flex \
+	libipc-run-perl zlib1g-dev pkg-config make gcc; do
+	dpkg -s "$pkg" >/dev/null 2>&1 || need_apt=1
+done
+if [ ! -f /etc/apt/sources.list.d/pg-src.sources ]; then
+	cat > /etc/apt/sources.list.d/pg-src.sources <<'SRC'
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: trixie sid
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+	need_apt=1
+fi
+if [ "$need_apt" = 1 ]; then
+	log "installing Debian packages"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		postgresql-15 postgresql-server-dev-15 postgresql-contrib bison flex \
+		libipc-run-perl zlib1g-dev pkg-config make gcc >/dev/null
+fi
+# Debian starts a cluster on install; the tests run their own.
+if command -v pg_lsclusters >/dev/null && pg_lsclusters -h 2>/dev/null | grep -q online; then
+	pg_ctlcluster 15 main stop >/dev/null 2>&1 || true
+fi
+
+mkdir -p "$PGSSNG_CACHE"
+
+build_major() {
+	local major=$1 srcpkg=postgresql-$1 ver dir prefix
+	ver=$(apt-cache showsrc "$srcpkg" 2>/dev/null | awk '/^Version:/ {print $2}' | sort -V | tail -n 1)
+	[ -n "$ver" ] || die "no source package $srcpkg reachable"
+	ver=${ver%%-*}
+	prefix="$PGSSNG_CACHE/pg-$ver"
+	if [ -x "$prefix/bin/postgres" ] && [ -f "$prefix/.complete" ]; then
+		log "PostgreSQL $ver already built in $prefix"
+	else
+		log "building PostgreSQL $ver into $prefix (a few minutes)"
+		dir=$(mktemp -d "$PGSSNG_CACHE/build-$major.XXXXXX")
+		(
+			cd "$dir"
+			apt-get source --download-only "$srcpkg" >/dev/null 2>&1
+			tar xjf "${srcpkg}_${ver}".orig.tar.bz2
+			cd "postgresql-$ver"
+			./configure --prefix="$prefix" --without-icu --without-readline \
+				--enable-debug --enable-cassert --enable-tap-tests >configure.log 2>&1 ||
+				{ tail -n 30 configure.log; exit 1; }
+			make -j3 >make.log 2>&1 || { tail -n 30 make.log; exit 1; }
+			make install >/dev/null && make -C contrib install >/dev/null
+			# contrib's regression suites are needed by the drop-in tests
+			mkdir -p "$prefix/share/pgssng-src"
+			cp -r contrib/pg_stat_statements "$prefix/share/pgssng-src/"
+			# the TAP test modules, as PGXS expects them for installcheck
+			make -C src/test/perl install >/dev/null 2>&1 || true
+		)
+		rm -rf "$dir"
+		touch "$prefix/.complete"
+	fi
+	ln -sfn "$prefix" "$PGSSNG_CACHE/pg$major"
+}
+
+for major in ${PGSSNG_BUILD_MAJORS:-17 18}; do
+	build_major "$major"
+done
+ln -sfn /usr/lib/postgresql/15 "$PGSSNG_CACHE/pg15"
+log "PostgreSQL ready: $(ls -d "$PGSSNG_CACHE"/pg[0-9]* | tr '\n' ' ')"

@@ -1,0 +1,168 @@
+/*-------------------------------------------------------------------------
+ *
+ * compat.h
+ *		Every difference between the PostgreSQL majors we build against.
+ *
+ * The rest of the extension is written against one API; this header maps it
+ * onto each supported major with small static inline wrappers and macros, so
+ * no other file carries a PG_VERSION_NUM test.  Tested: 15, 17, 18.  Written
+ * from the documented API changes for 16 and 19, which are untested here.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef PGSSNG_COMPAT_H
+#define PGSSNG_COMPAT_H
+
+#include "postgres.h"
+
+#include "executor/executor.h"
+#include "executor/instrument.h"
+#include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "optimizer/planner.h"
+#include "storage/lwlock.h"
+#include "storage/proc.h"
+#include "tcop/utility.h"
+
+#if PG_VERSION_NUM < 150000
+#error "pg_stat_statements_ng requires PostgreSQL 15 or later"
+#endif
+
+#if PG_VERSION_NUM >= 160000
+#include "nodes/queryjumble.h"
+#else
+#include "utils/queryjumble.h"
+#endif
+
+/* ---- process numbers: an index into the per-backend slot areas ---- */
+#if PG_VERSION_NUM >= 170000
+#define NG_MY_PROC_NUMBER()		MyProcNumber
+#else
+#define NG_MY_PROC_NUMBER()		(MyProc->pgprocno)
+#endif
+
+/* ---- ExecutorRun lost its execute_once argument in 18 ---- */
+#if PG_VERSION_NUM >= 180000
+#define NG_EXECUTOR_RUN_ARGS	QueryDesc *queryDesc, ScanDirection direction, uint64 count
+#define NG_EXECUTOR_RUN_PASS	queryDesc, direction, count
+#else
+#define NG_EXECUTOR_RUN_ARGS	QueryDesc *queryDesc, ScanDirection direction, uint64 count, bool execute_once
+#define NG_EXECUTOR_RUN_PASS	queryDesc, direction, count, execute_once
+#endif
+
+/* ---- planner_hook gained an ExplainState argument in 19 ---- */
+#if PG_VERSION_NUM >= 190000
+#define NG_PLANNER_ARGS		Query *parse, const char *query_string, int cursorOptions, ParamListInfo boundParams, ExplainState *es
+#define NG_PLANNER_PASS		parse, query_string, cursorOptions, boundParams, es
+#else
+#define NG_PLANNER_ARGS		Query *parse, const char *query_string, int cursorOptions, ParamListInfo boundParams
+#define NG_PLANNER_PASS		parse, query_string, cursorOptions, boundParams
+#endif
+
+/* ---- LWLock tranche ids for our DSA area ---- */
+static inline int
+ng_new_tranche_id_compat(const char *name)
+{
+#if PG_VERSION_NUM >= 190000
+	return LWLockNewTrancheId(name);
+#else
+	(void) name;
+	return LWLockNewTrancheId();
+#endif
+}
+
+static inline void
+ng_register_tranche_compat(int tranche_id, const char *name)
+{
+#if PG_VERSION_NUM >= 190000
+	/* 19 keeps tranche names in shared memory: nothing to do per backend */
+	(void) tranche_id;
+	(void) name;
+#else
+	LWLockRegisterTranche(tranche_id, name);
+#endif
+}
+
+/*
+ * Utility statements that pg_stat_statements does not count itself: EXECUTE
+ * and PREPARE are counted through the statement they run.  Until 16,
+ * DEALLOCATE was skipped as well; from 16 on it is jumbled and counted.
+ */
+#if PG_VERSION_NUM >= 160000
+#define NG_UTILITY_NOT_COUNTED(node) \
+	(IsA((node), ExecuteStmt) || IsA((node), PrepareStmt))
+/* and from 16 on these two do not open a nesting level */
+#define NG_UTILITY_BUMPS_LEVEL(node) (!NG_UTILITY_NOT_COUNTED(node))
+#else
+#define NG_UTILITY_NOT_COUNTED(node) \
+	(IsA((node), ExecuteStmt) || IsA((node), PrepareStmt) || \
+	 IsA((node), DeallocateStmt))
+#define NG_UTILITY_BUMPS_LEVEL(node) (true)
+#endif
+
+/* ---- buffer and WAL usage fields ---- */
+
+/*
+ * I/O timings: 17 split block read/write time into shared and local; before
+ * that one pair covered both, reported as pg_stat_statements' blk_read_time,
+ * which our view shows as shared_blk_read_time (local_* stay NULL).
+ */
+#if PG_VERSION_NUM >= 170000
+#define NG_HAVE_LOCAL_BLK_TIME	1
+#define NG_SHARED_BLK_READ_TIME(bu)		((bu)->shared_blk_read_time)
+#define NG_SHARED_BLK_WRITE_TIME(bu)	((bu)->shared_blk_write_time)
+#define NG_LOCAL_BLK_READ_TIME(bu)		INSTR_TIME_GET_MILLISEC((bu)->local_blk_read_time)
+#define NG_LOCAL_BLK_WRITE_TIME(bu)		INSTR_TIME_GET_MILLISEC((bu)->local_blk_write_time)
+#else
+#define NG_HAVE_LOCAL_BLK_TIME	0
+#define NG_SHARED_BLK_READ_TIME(bu)		((bu)->blk_read_time)
+#define NG_SHARED_BLK_WRITE_TIME(bu)	((bu)->blk_write_time)
+#define NG_LOCAL_BLK_READ_TIME(bu)		0.0
+#define NG_LOCAL_BLK_WRITE_TIME(bu)		0.0
+#endif
+
+/* 18 counts WAL buffers full per statement */
+#if PG_VERSION_NUM >= 180000
+#define NG_HAVE_WAL_BUFFERS_FULL	1
+#define NG_WAL_BUFFERS_FULL(wu)		((wu)->wal_buffers_full)
+#else
+#define NG_HAVE_WAL_BUFFERS_FULL	0
+#define NG_WAL_BUFFERS_FULL(wu)		0
+#endif
+
+/* 17 added JIT deform counters */
+#if PG_VERSION_NUM >= 170000
+#define NG_HAVE_JIT_DEFORM	1
+#define NG_JIT_DEFORM_COUNT(ji)		((ji)->deform_counter)
+#define NG_JIT_DEFORM_TIME(ji)		INSTR_TIME_GET_MILLISEC((ji)->deform_counter)
+#else
+#define NG_HAVE_JIT_DEFORM	0
+#define NG_JIT_DEFORM_COUNT(ji)		0
+#define NG_JIT_DEFORM_TIME(ji)		0.0
+#endif
+
+/* 18 counts parallel workers planned and launched per statement */
+#if PG_VERSION_NUM >= 180000
+#define NG_HAVE_PARALLEL_WORKERS	1
+#define NG_PARALLEL_TO_LAUNCH(estate)	((estate)->es_parallel_workers_to_launch)
+#define NG_PARALLEL_LAUNCHED(estate)	((estate)->es_parallel_workers_launched)
+#else
+#define NG_HAVE_PARALLEL_WORKERS	0
+#define NG_PARALLEL_TO_LAUNCH(estate)	0
+#define NG_PARALLEL_LAUNCHED(estate)	0
+#endif
+
+/*
+ * Constant locations of the jumble.  18 records the length of a squashed
+ * IN list (and marks it), and marks external parameters, which are already
+ * written as $n in the text and must be kept as they are.
+ */
+#if PG_VERSION_NUM >= 180000
+#define NG_LOC_SQUASHED(loc)		((loc)->squashed)
+#define NG_LOC_EXTERN_PARAM(loc)	((loc)->extern_param)
+#else
+#define NG_LOC_SQUASHED(loc)		false
+#define NG_LOC_EXTERN_PARAM(loc)	false
+#endif
+
+#endif							/* PGSSNG_COMPAT_H */

@@ -1,0 +1,197 @@
+/*-------------------------------------------------------------------------
+ *
+ * counters.c
+ *		Arithmetic on NgCounters: recording one sample and merging two sets.
+ *
+ * Why a file of its own: the same counters accumulate in a backend's slot,
+ * in a shared entry and in a reader's result, and must combine exactly.
+ * Means and variances are kept as (n, mean, sum of squared deviations):
+ * Welford's update for one sample, and Chan et al.'s parallel formula to
+ * merge two sets, which gives the same mean and variance as if every sample
+ * had been recorded in one place.
+ *
+ * No locking here: callers own the memory they pass (see slots.c, store.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "jit/jit.h"
+
+#include "pg_stat_statements_ng.h"
+
+/*
+ * ng_counters_record
+ *		Add one planning or execution sample to c.
+ */
+void
+ng_counters_record(NgCounters *c, const NgSample *s)
+{
+	int			k = s->kind;
+	double		t = s->time;
+	double		old_mean = c->mean_time[k];
+
+	c->calls[k] += 1;
+	c->total_time[k] += t;
+	c->mean_time[k] += (t - old_mean) / c->calls[k];
+	c->sum_var_time[k] += (t - old_mean) * (t - c->mean_time[k]);
+
+	if (c->minmax_calls[k] == 0)
+	{
+		c->min_time[k] = t;
+		c->max_time[k] = t;
+	}
+	else
+	{
+		if (t < c->min_time[k])
+			c->min_time[k] = t;
+		if (t > c->max_time[k])
+			c->max_time[k] = t;
+	}
+	c->minmax_calls[k] += 1;
+
+	if (k == NG_EXEC)
+		c->rows += s->rows;
+
+	if (s->bufusage)
+	{
+		const BufferUsage *bu = s->bufusage;
+
+		c->shared_blks_hit += bu->shared_blks_hit;
+		c->shared_blks_read += bu->shared_blks_read;
+		c->shared_blks_dirtied += bu->shared_blks_dirtied;
+		c->shared_blks_written += bu->shared_blks_written;
+		c->local_blks_hit += bu->local_blks_hit;
+		c->local_blks_read += bu->local_blks_read;
+		c->local_blks_dirtied += bu->local_blks_dirtied;
+		c->local_blks_written += bu->local_blks_written;
+		c->temp_blks_read += bu->temp_blks_read;
+		c->temp_blks_written += bu->temp_blks_written;
+		c->shared_blk_read_time += INSTR_TIME_GET_MILLISEC(NG_SHARED_BLK_READ_TIME(bu));
+		c->shared_blk_write_time += INSTR_TIME_GET_MILLISEC(NG_SHARED_BLK_WRITE_TIME(bu));
+		c->local_blk_read_time += NG_LOCAL_BLK_READ_TIME(bu);
+		c->local_blk_write_time += NG_LOCAL_BLK_WRITE_TIME(bu);
+		c->temp_blk_read_time += INSTR_TIME_GET_MILLISEC(bu->temp_blk_read_time);
+		c->temp_blk_write_time += INSTR_TIME_GET_MILLISEC(bu->temp_blk_write_time);
+	}
+	if (s->walusage)
+	{
+		c->wal_records += s->walusage->wal_records;
+		c->wal_fpi += s->walusage->wal_fpi;
+		c->wal_bytes += s->walusage->wal_bytes;
+		c->wal_buffers_full += NG_WAL_BUFFERS_FULL(s->walusage);
+	}
+	if (s->jitusage)
+	{
+		const JitInstrumentation *ji = s->jitusage;
+
+		c->jit_functions += ji->created_functions;
+		c->jit_generation_time += INSTR_TIME_GET_MILLISEC(ji->generation_counter);
+		if (INSTR_TIME_GET_MILLISEC(ji->inlining_counter))
+			c->jit_inlining_count++;
+		c->jit_inlining_time += INSTR_TIME_GET_MILLISEC(ji->inlining_counter);
+		if (INSTR_TIME_GET_MILLISEC(ji->optimization_counter))
+			c->jit_optimization_count++;
+		c->jit_optimization_time += INSTR_TIME_GET_MILLISEC(ji->optimization_counter);
+		if (INSTR_TIME_GET_MILLISEC(ji->emission_counter))
+			c->jit_emission_count++;
+		c->jit_emission_time += INSTR_TIME_GET_MILLISEC(ji->emission_counter);
+		if (NG_JIT_DEFORM_TIME(ji))
+			c->jit_deform_count++;
+		c->jit_deform_time += NG_JIT_DEFORM_TIME(ji);
+	}
+	c->parallel_workers_to_launch += s->parallel_workers_to_launch;
+	c->parallel_workers_launched += s->parallel_workers_launched;
+}
+
+/*
+ * ng_counters_merge
+ *		dst += src, as if src's samples had been recorded into dst.
+ */
+void
+ng_counters_merge(NgCounters *dst, const NgCounters *src)
+{
+	for (int k = 0; k < NG_NUM_KINDS; k++)
+	{
+		int64		na = dst->calls[k];
+		int64		nb = src->calls[k];
+
+		if (nb > 0)
+		{
+			double		n = (double) (na + nb);
+			double		delta = src->mean_time[k] - dst->mean_time[k];
+
+			/* Chan et al.: combine means and sums of squared deviations */
+			dst->sum_var_time[k] += src->sum_var_time[k] +
+				delta * delta * ((double) na * (double) nb / n);
+			dst->mean_time[k] += delta * ((double) nb / n);
+			dst->calls[k] = na + nb;
+			dst->total_time[k] += src->total_time[k];
+		}
+		if (src->minmax_calls[k] > 0)
+		{
+			if (dst->minmax_calls[k] == 0)
+			{
+				dst->min_time[k] = src->min_time[k];
+				dst->max_time[k] = src->max_time[k];
+			}
+			else
+			{
+				dst->min_time[k] = Min(dst->min_time[k], src->min_time[k]);
+				dst->max_time[k] = Max(dst->max_time[k], src->max_time[k]);
+			}
+			dst->minmax_calls[k] += src->minmax_calls[k];
+		}
+	}
+
+#define NG_ADD(f) (dst->f += src->f)
+	NG_ADD(rows);
+	NG_ADD(shared_blks_hit);
+	NG_ADD(shared_blks_read);
+	NG_ADD(shared_blks_dirtied);
+	NG_ADD(shared_blks_written);
+	NG_ADD(local_blks_hit);
+	NG_ADD(local_blks_read);
+	NG_ADD(local_blks_dirtied);
+	NG_ADD(local_blks_written);
+	NG_ADD(temp_blks_read);
+	NG_ADD(temp_blks_written);
+	NG_ADD(shared_blk_read_time);
+	NG_ADD(shared_blk_write_time);
+	NG_ADD(local_blk_read_time);
+	NG_ADD(local_blk_write_time);
+	NG_ADD(temp_blk_read_time);
+	NG_ADD(temp_blk_write_time);
+	NG_ADD(wal_records);
+	NG_ADD(wal_fpi);
+	NG_ADD(wal_bytes);
+	NG_ADD(wal_buffers_full);
+	NG_ADD(jit_functions);
+	NG_ADD(jit_generation_time);
+	NG_ADD(jit_inlining_count);
+	NG_ADD(jit_inlining_time);
+	NG_ADD(jit_optimization_count);
+	NG_ADD(jit_optimization_time);
+	NG_ADD(jit_emission_count);
+	NG_ADD(jit_emission_time);
+	NG_ADD(jit_deform_count);
+	NG_ADD(jit_deform_time);
+	NG_ADD(parallel_workers_to_launch);
+	NG_ADD(parallel_workers_launched);
+#undef NG_ADD
+}
+
+/*
+ * ng_counters_clear_minmax
+ *		Forget min and max (a min/max reset); the next sample sets both.
+ */
+void
+ng_counters_clear_minmax(NgCounters *c)
+{
+	for (int k = 0; k < NG_NUM_KINDS; k++)
+	{
+		c->minmax_calls[k] = 0;
+		c->min_time[k] = 0;
+		c->max_time[k] = 0;
+	}
+}

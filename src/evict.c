@@ -1,0 +1,175 @@
+/*-------------------------------------------------------------------------
+ *
+ * evict.c
+ *		Making room in the shared table: a clock sweep, one partition at a
+ *		time, that never waits.
+ *
+ * Why a file of its own: the eviction policy and its loss accounting are
+ * what the seeds' workloads stress; they should be readable in one place.
+ *
+ * Policy.  Entries earn usage when counts are folded into them (one per
+ * call, saturating at NG_USAGE_MAX).  The sweep visits one partition at a
+ * time, chosen by an atomic clock hand over partitions, and within it walks
+ * the buckets from the partition's own hand: an entry with usage is passed
+ * over with its usage halved, an entry without usage is evicted, an entry
+ * that slots are bound to (pinned) is never touched.  A statement that runs
+ * often keeps enough usage to survive many passes; one that ran once is
+ * gone on the second.  The table is brought down to max minus a small
+ * batch, so that a full table does not sweep for every new statement.
+ *
+ * Locking.  Only LWLockConditionalAcquire on partition locks: a partition
+ * that is busy is skipped (and counted as a lock miss), so an eviction
+ * never waits for a reader, for a folding backend, or for another
+ * eviction.  Callers must not hold a partition lock.
+ *
+ * Accounting.  What eviction removes is added to the info figures: the
+ * number of entries (dealloc), their calls and execution time, and the
+ * time of the last eviction.  Every count an entry held is in the shared
+ * entry when it is evicted, because pinned entries are never evicted; so
+ * sum(calls) over the view plus evicted_calls is every execution counted.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "utils/timestamp.h"
+
+#include "pg_stat_statements_ng.h"
+
+typedef struct EvictTally
+{
+	int64		entries;
+	int64		calls;
+	double		exec_time;
+} EvictTally;
+
+/*
+ * ng_evict_earn_usage
+ *		Credit an entry with executions.  Caller holds its partition lock
+ *		exclusively.
+ */
+void
+ng_evict_earn_usage(NgSharedEntry *entry, int64 calls)
+{
+	uint64		usage = (uint64) entry->usage + (uint64) Max(calls, 0);
+
+	entry->usage = (uint32) Min(usage, (uint64) NG_USAGE_MAX);
+}
+
+/*
+ * evict_sweep_partition
+ *		Evict up to want entries from a partition whose lock the caller holds
+ *		exclusively, walking at most one revolution of its buckets.
+ */
+static void
+evict_sweep_partition(NgSharedPartition *part, int64 want, EvictTally *tally)
+{
+	dsa_pointer *buckets;
+	int64		evicted = 0;
+
+	Assert(LWLockHeldByMeInMode(part->lock, LW_EXCLUSIVE));
+	if (part->nbuckets == 0 || part->nentries == 0)
+		return;
+	buckets = dsa_get_address(ng_area, part->buckets);
+
+	for (uint32 step = 0; step < part->nbuckets && evicted < want; step++)
+	{
+		uint32		b = part->clock_bucket;
+		dsa_pointer cur = buckets[b];
+
+		part->clock_bucket = (b + 1) & (part->nbuckets - 1);
+		while (DsaPointerIsValid(cur))
+		{
+			NgSharedEntry *entry = dsa_get_address(ng_area, cur);
+			dsa_pointer next = entry->next;
+
+			if (pg_atomic_read_u32(&entry->pins) > 0)
+				;				/* a backend counts for it: never evicted */
+			else if (entry->usage > 0)
+				entry->usage /= 2;
+			else
+			{
+				tally->entries++;
+				tally->calls += entry->counters.calls[NG_EXEC];
+				tally->exec_time += entry->counters.total_time[NG_EXEC];
+				ng_entry_unlink(part, entry, cur);
+				ng_entry_release_memory(entry, cur);
+				evicted++;
+			}
+			cur = next;
+		}
+	}
+}
+
+/*
+ * evict_down_to
+ *		Sweep partitions, skipping busy ones, until the table holds at most
+ *		target entries or every partition was visited twice.
+ */
+static void
+evict_down_to(uint32 target)
+{
+	EvictTally	tally = {0};
+	int64		misses = 0;
+
+	for (int visit = 0; visit < 2 * NG_NUM_PARTITIONS; visit++)
+	{
+		uint32		count = pg_atomic_read_u32(&ng_shared->entry_count);
+		uint32		p;
+		NgSharedPartition *part;
+		int64		want;
+
+		if (count <= target)
+			break;
+		p = pg_atomic_fetch_add_u32(&ng_shared->clock_partition, 1) % NG_NUM_PARTITIONS;
+		part = &ng_shared->partitions[p];
+		if (!LWLockConditionalAcquire(part->lock, LW_EXCLUSIVE))
+		{
+			misses++;
+			continue;
+		}
+		/* spread the work: a partition's share, and at least one */
+		want = Max((int64) (count - target) / NG_NUM_PARTITIONS, 1);
+		if (visit >= NG_NUM_PARTITIONS)
+			want = count - target;
+		evict_sweep_partition(part, want, &tally);
+		LWLockRelease(part->lock);
+	}
+
+	if (tally.entries > 0 || misses > 0)
+	{
+		SpinLockAcquire(&ng_shared->mutex);
+		ng_shared->stats.dealloc += tally.entries;
+		ng_shared->stats.evicted_calls += tally.calls;
+		ng_shared->stats.evicted_exec_time += tally.exec_time;
+		ng_shared->stats.lock_misses += misses;
+		if (tally.entries > 0)
+			ng_shared->stats.last_eviction_time = GetCurrentTimestamp();
+		SpinLockRelease(&ng_shared->mutex);
+	}
+}
+
+/*
+ * ng_evict_make_room
+ *		The table is full and a backend wants a new entry: evict a batch.
+ *		Returns true if there is room now.  Never waits for a lock.
+ */
+bool
+ng_evict_make_room(void)
+{
+	uint32		max = (uint32) ng_max;
+	uint32		batch = Max(max / 100, 1);
+
+	evict_down_to(max - batch);
+	return pg_atomic_read_u32(&ng_shared->entry_count) < max;
+}
+
+/*
+ * ng_evict_to_limit
+ *		Bring the table down to max after max was lowered.
+ */
+void
+ng_evict_to_limit(void)
+{
+	evict_down_to((uint32) ng_max);
+}

@@ -1,0 +1,379 @@
+/*-------------------------------------------------------------------------
+ *
+ * funcs.c
+ *		SQL-callable functions: reading the statistics, resetting them, and
+ *		the info figures.
+ *
+ * Why a file of its own: the reader is the other half of the slot protocol
+ * (slots.c) and the place where exactness is decided; the SQL interface's
+ * shape is a contract of its own.
+ *
+ * Reading.  Partition by partition: take the partition lock in shared mode,
+ * copy its entries, then add every backend slot that counts for the
+ * partition (found through each backend's partition map, copied with the
+ * change-count protocol), release the lock, and emit the rows.  Holding the
+ * lock in shared mode keeps every fold into this partition out while we
+ * look, so each execution is seen exactly once: in a slot or in an entry.
+ * A slot bound to an entry that is no longer in the table (a reset removed
+ * it) is skipped; a slot with no entry is added to the key's entry if there
+ * is one, or shown as a row of its own without text.
+ *
+ * Texts are copied under the shared lock (a text is freed only under the
+ * exclusive lock) and converted to the database encoding after release.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "catalog/pg_authid.h"
+#include "funcapi.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/timestamp.h"
+#include "utils/tuplestore.h"
+
+#include "pg_stat_statements_ng.h"
+
+PG_FUNCTION_INFO_V1(pg_stat_statements_ng_1_0);
+PG_FUNCTION_INFO_V1(pg_stat_statements_ng_reset_1_0);
+PG_FUNCTION_INFO_V1(pg_stat_statements_ng_info_1_0);
+
+/* Columns of pg_stat_statements_ng(showtext), version 1.0 */
+#define NG_COLS_V1_0	52
+
+/* One row being assembled from an entry and the slots counting for it */
+typedef struct ReadRow
+{
+	NgKey		key;			/* hash key: must be first */
+	dsa_pointer entry;			/* InvalidDsaPointer: slots only */
+	uint32		minmax_generation;
+	NgCounters	counters;
+	char	   *text;
+	int			text_len;
+	int			encoding;
+	TimestampTz stats_since;
+	TimestampTz minmax_stats_since;
+} ReadRow;
+
+static void
+ng_check_loaded(void)
+{
+	if (ng_shared == NULL || !ng_store_attach())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("pg_stat_statements_ng must be loaded via \"shared_preload_libraries\""),
+				 errhint("Add pg_stat_statements_ng to shared_preload_libraries in postgresql.conf and restart the server.")));
+}
+
+/*
+ * read_partition
+ *		Build the rows of one partition into rows (a hash table keyed by
+ *		NgKey, empty on entry).  Takes and releases the partition lock.
+ */
+static void
+read_partition(int p, HTAB *rows, bool showtext)
+{
+	NgSharedPartition *part = &ng_shared->partitions[p];
+	int			nprocs = ng_store_num_slot_procs();
+	TimestampTz now = GetCurrentTimestamp();
+	NgSlot		copy;
+
+	LWLockAcquire(part->lock, LW_SHARED);
+
+	/* the folded counts */
+	if (part->nbuckets > 0)
+	{
+		dsa_pointer *buckets = dsa_get_address(ng_area, part->buckets);
+
+		for (uint32 b = 0; b < part->nbuckets; b++)
+		{
+			for (dsa_pointer cur = buckets[b]; DsaPointerIsValid(cur);)
+			{
+				NgSharedEntry *entry = dsa_get_address(ng_area, cur);
+				ReadRow    *row = hash_search(rows, &entry->key, HASH_ENTER, NULL);
+
+				row->entry = cur;
+				row->minmax_generation = entry->minmax_generation;
+				row->counters = entry->counters;
+				row->stats_since = entry->stats_since;
+				row->minmax_stats_since = entry->minmax_stats_since;
+				row->encoding = entry->encoding;
+				row->text = NULL;
+				row->text_len = 0;
+				if (showtext && DsaPointerIsValid(entry->text))
+				{
+					row->text_len = entry->text_len;
+					row->text = palloc(entry->text_len + 1);
+					memcpy(row->text, dsa_get_address(ng_area, entry->text),
+						   entry->text_len + 1);
+				}
+				cur = entry->next;
+			}
+		}
+	}
+
+	/* the counts still in backends' slots */
+	for (int proc = 0; proc < nprocs; proc++)
+	{
+		NgBackendSlots *area = ng_slots_of_proc(proc);
+
+		for (int i = 0; i < ng_slots_per_backend; i++)
+		{
+			ReadRow    *row;
+			bool		found;
+
+			if (area->partition_of[i] != p)
+				continue;
+			ng_slot_read(ng_slot_at(area, i), &copy);
+			if (!copy.in_use || copy.partition != p)
+				continue;
+			if (DsaPointerIsValid(copy.entry))
+			{
+				row = hash_search(rows, &copy.key, HASH_FIND, NULL);
+				if (row == NULL || row->entry != copy.entry)
+					continue;	/* bound to an entry a reset removed */
+				if (copy.minmax_generation != row->minmax_generation)
+					ng_counters_clear_minmax(&copy.counters);
+			}
+			else
+			{
+				if (copy.partition_generation != part->generation)
+					continue;	/* counted before a reset */
+				if (copy.counters.calls[NG_EXEC] == 0 &&
+					copy.counters.calls[NG_PLAN] == 0)
+					continue;
+				row = hash_search(rows, &copy.key, HASH_ENTER, &found);
+				if (!found)
+				{
+					row->entry = InvalidDsaPointer;
+					row->minmax_generation = 0;
+					memset(&row->counters, 0, sizeof(NgCounters));
+					row->text = NULL;
+					row->text_len = 0;
+					row->encoding = GetDatabaseEncoding();
+					row->stats_since = now;
+					row->minmax_stats_since = now;
+				}
+			}
+			ng_counters_merge(&row->counters, &copy.counters);
+		}
+	}
+
+	LWLockRelease(part->lock);
+}
+
+static double
+stddev_of(const NgCounters *c, int kind)
+{
+	if (c->calls[kind] > 1)
+		return sqrt(c->sum_var_time[kind] / c->calls[kind]);
+	return 0.0;
+}
+
+/*
+ * emit_row
+ *		Turn a row into a tuple of the 1.0 shape.
+ */
+static void
+emit_row(ReturnSetInfo *rsinfo, const ReadRow *row, bool showtext,
+		 bool allowed)
+{
+	Datum		values[NG_COLS_V1_0];
+	bool		nulls[NG_COLS_V1_0];
+	const NgCounters *c = &row->counters;
+	int			i = 0;
+	bool		visible = allowed || row->key.userid == GetUserId();
+
+	memset(values, 0, sizeof(values));
+	memset(nulls, 0, sizeof(nulls));
+
+	values[i++] = ObjectIdGetDatum(row->key.userid);
+	values[i++] = ObjectIdGetDatum(row->key.dbid);
+	values[i++] = BoolGetDatum(row->key.toplevel);
+	if (visible)
+		values[i++] = Int64GetDatumFast((int64) row->key.queryid);
+	else
+		nulls[i++] = true;
+
+	if (!visible)
+		values[i++] = CStringGetTextDatum("<insufficient privilege>");
+	else if (showtext && row->text != NULL)
+	{
+		char	   *enc = pg_any_to_server(row->text, row->text_len, row->encoding);
+
+		values[i++] = CStringGetTextDatum(enc);
+		if (enc != row->text)
+			pfree(enc);
+	}
+	else
+		nulls[i++] = true;
+
+	for (int kind = 0; kind < NG_NUM_KINDS; kind++)
+	{
+		bool		have_minmax = c->minmax_calls[kind] > 0;
+
+		values[i++] = Int64GetDatumFast(c->calls[kind]);
+		values[i++] = Float8GetDatumFast(c->total_time[kind]);
+		values[i++] = Float8GetDatumFast(have_minmax ? c->min_time[kind] : 0.0);
+		values[i++] = Float8GetDatumFast(have_minmax ? c->max_time[kind] : 0.0);
+		values[i++] = Float8GetDatumFast(c->calls[kind] > 0 ? c->mean_time[kind] : 0.0);
+		values[i++] = Float8GetDatumFast(stddev_of(c, kind));
+	}
+	values[i++] = Int64GetDatumFast(c->rows);
+	values[i++] = Int64GetDatumFast(c->shared_blks_hit);
+	values[i++] = Int64GetDatumFast(c->shared_blks_read);
+	values[i++] = Int64GetDatumFast(c->shared_blks_dirtied);
+	values[i++] = Int64GetDatumFast(c->shared_blks_written);
+	values[i++] = Int64GetDatumFast(c->local_blks_hit);
+	values[i++] = Int64GetDatumFast(c->local_blks_read);
+	values[i++] = Int64GetDatumFast(c->local_blks_dirtied);
+	values[i++] = Int64GetDatumFast(c->local_blks_written);
+	values[i++] = Int64GetDatumFast(c->temp_blks_read);
+	values[i++] = Int64GetDatumFast(c->temp_blks_written);
+	values[i++] = Float8GetDatumFast(c->shared_blk_read_time);
+	values[i++] = Float8GetDatumFast(c->shared_blk_write_time);
+	values[i] = Float8GetDatumFast(c->local_blk_read_time);
+	nulls[i++] = !NG_HAVE_LOCAL_BLK_TIME;
+	values[i] = Float8GetDatumFast(c->local_blk_write_time);
+	nulls[i++] = !NG_HAVE_LOCAL_BLK_TIME;
+	values[i++] = Float8GetDatumFast(c->temp_blk_read_time);
+	values[i++] = Float8GetDatumFast(c->temp_blk_write_time);
+	values[i++] = Int64GetDatumFast(c->wal_records);
+	values[i++] = Int64GetDatumFast(c->wal_fpi);
+	values[i++] = DirectFunctionCall3(numeric_in,
+									  CStringGetDatum(psprintf(UINT64_FORMAT, c->wal_bytes)),
+									  ObjectIdGetDatum(0),
+									  Int32GetDatum(-1));
+	values[i] = Int64GetDatumFast(c->wal_buffers_full);
+	nulls[i++] = !NG_HAVE_WAL_BUFFERS_FULL;
+	values[i++] = Int64GetDatumFast(c->jit_functions);
+	values[i++] = Float8GetDatumFast(c->jit_generation_time);
+	values[i++] = Int64GetDatumFast(c->jit_inlining_count);
+	values[i++] = Float8GetDatumFast(c->jit_inlining_time);
+	values[i++] = Int64GetDatumFast(c->jit_optimization_count);
+	values[i++] = Float8GetDatumFast(c->jit_optimization_time);
+	values[i++] = Int64GetDatumFast(c->jit_emission_count);
+	values[i++] = Float8GetDatumFast(c->jit_emission_time);
+	values[i] = Int64GetDatumFast(c->jit_deform_count);
+	nulls[i++] = !NG_HAVE_JIT_DEFORM;
+	values[i] = Float8GetDatumFast(c->jit_deform_time);
+	nulls[i++] = !NG_HAVE_JIT_DEFORM;
+	values[i] = Int64GetDatumFast(c->parallel_workers_to_launch);
+	nulls[i++] = !NG_HAVE_PARALLEL_WORKERS;
+	values[i] = Int64GetDatumFast(c->parallel_workers_launched);
+	nulls[i++] = !NG_HAVE_PARALLEL_WORKERS;
+	values[i++] = TimestampTzGetDatum(row->stats_since);
+	values[i++] = TimestampTzGetDatum(row->minmax_stats_since);
+	Assert(i == NG_COLS_V1_0);
+
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/*
+ * pg_stat_statements_ng(showtext boolean)
+ *		Every statement's statistics: shared entries plus what backends
+ *		still hold in their slots.
+ */
+Datum
+pg_stat_statements_ng_1_0(PG_FUNCTION_ARGS)
+{
+	bool		showtext = PG_GETARG_BOOL(0);
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	bool		allowed = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
+	HASHCTL		ctl;
+
+	ng_check_loaded();
+	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setDesc->natts != NG_COLS_V1_0)
+		elog(ERROR, "incorrect number of output arguments");
+
+	ctl.keysize = sizeof(NgKey);
+	ctl.entrysize = sizeof(ReadRow);
+	ctl.hcxt = CurrentMemoryContext;
+
+	for (int p = 0; p < NG_NUM_PARTITIONS; p++)
+	{
+		HTAB	   *rows = hash_create("pg_stat_statements_ng read", 256, &ctl,
+									   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		HASH_SEQ_STATUS seq;
+		ReadRow    *row;
+
+		read_partition(p, rows, showtext);
+		hash_seq_init(&seq, rows);
+		while ((row = hash_seq_search(&seq)) != NULL)
+		{
+			emit_row(rsinfo, row, showtext, allowed);
+			if (row->text)
+				pfree(row->text);
+		}
+		hash_destroy(rows);
+	}
+	return (Datum) 0;
+}
+
+/*
+ * pg_stat_statements_ng_reset(userid, dbid, queryid, minmax_only)
+ *		pg_stat_statements_reset's semantics; returns the reset time.
+ */
+Datum
+pg_stat_statements_ng_reset_1_0(PG_FUNCTION_ARGS)
+{
+	Oid			userid = PG_GETARG_OID(0);
+	Oid			dbid = PG_GETARG_OID(1);
+	uint64		queryid = (uint64) PG_GETARG_INT64(2);
+	bool		minmax_only = PG_GETARG_BOOL(3);
+
+	ng_check_loaded();
+	PG_RETURN_TIMESTAMPTZ(ng_store_reset(userid, dbid, queryid, minmax_only));
+}
+
+#define NG_INFO_COLS	13
+
+/*
+ * pg_stat_statements_ng_info()
+ *		Capacity and loss figures.
+ */
+Datum
+pg_stat_statements_ng_info_1_0(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[NG_INFO_COLS];
+	bool		nulls[NG_INFO_COLS];
+	NgSharedStats stats;
+	int			i = 0;
+
+	ng_check_loaded();
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	if (tupdesc->natts != NG_INFO_COLS)
+		elog(ERROR, "incorrect number of output arguments");
+
+	SpinLockAcquire(&ng_shared->mutex);
+	stats = ng_shared->stats;
+	SpinLockRelease(&ng_shared->mutex);
+
+	memset(nulls, 0, sizeof(nulls));
+	values[i++] = Int64GetDatum(stats.dealloc);
+	values[i++] = TimestampTzGetDatum(stats.stats_reset);
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u32(&ng_shared->entry_count));
+	values[i++] = Int64GetDatum((int64) ng_max);
+	values[i++] = Int64GetDatum(stats.evicted_calls);
+	values[i++] = Float8GetDatum(stats.evicted_exec_time);
+	values[i] = TimestampTzGetDatum(stats.last_eviction_time);
+	nulls[i++] = (stats.last_eviction_time == 0);
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&ng_shared->text_bytes));
+	values[i++] = Int64GetDatum((int64) ng_query_text_memory_kb * 1024);
+	values[i++] = Int64GetDatum(stats.texts_dropped);
+	values[i++] = Int64GetDatum(stats.entries_refused);
+	values[i++] = Int64GetDatum(stats.counts_discarded);
+	values[i++] = Int64GetDatum(stats.lock_misses);
+	Assert(i == NG_INFO_COLS);
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}

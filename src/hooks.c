@@ -1,0 +1,381 @@
+/*-------------------------------------------------------------------------
+ *
+ * hooks.c
+ *		_PG_init, and the parser, planner, executor and utility hooks that
+ *		measure statements.
+ *
+ * Why a file of its own: this is where PostgreSQL calls us.  The hooks only
+ * measure and hand samples to slots.c; they hold no lock of ours across a
+ * call into PostgreSQL, and raise no error of ours: whatever goes wrong in
+ * the extension degrades into a lost text or a counted loss.
+ *
+ * Nesting: one level counter, raised around planning, ExecutorRun,
+ * ExecutorFinish and utility commands, as pg_stat_statements does; a
+ * statement is top-level when it starts at level 0.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/parallel.h"
+#include "executor/executor.h"
+#include "fmgr.h"
+#include "jit/jit.h"
+#include "miscadmin.h"
+#include "optimizer/planner.h"
+#include "parser/analyze.h"
+#include "storage/ipc.h"
+#include "tcop/utility.h"
+
+#include "pg_stat_statements_ng.h"
+
+PG_MODULE_MAGIC;
+
+static int	nesting_level = 0;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static post_parse_analyze_hook_type prev_post_parse_analyze_hook = NULL;
+static planner_hook_type prev_planner_hook = NULL;
+static ExecutorStart_hook_type prev_ExecutorStart = NULL;
+static ExecutorRun_hook_type prev_ExecutorRun = NULL;
+static ExecutorFinish_hook_type prev_ExecutorFinish = NULL;
+static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
+static ProcessUtility_hook_type prev_ProcessUtility = NULL;
+
+#define ng_enabled(level) \
+	((ng_track == NG_TRACK_ALL || (ng_track == NG_TRACK_TOP && (level) == 0)) && \
+	 !IsParallelWorker())
+
+void		_PG_init(void);
+
+/*
+ * _PG_init
+ *		Only when preloaded: define settings, then install the hooks.
+ */
+void
+_PG_init(void)
+{
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
+	/* we use core's queryid */
+	EnableQueryId();
+	ng_define_gucs();
+	ng_install_hooks();
+}
+
+static void
+ng_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	ng_store_request_shmem();
+}
+
+static void
+ng_shmem_startup(void)
+{
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	ng_store_init_shmem();
+}
+
+static void
+ng_make_key(NgKey *key, uint64 queryid)
+{
+	memset(key, 0, sizeof(NgKey));
+	key->userid = GetUserId();
+	key->dbid = MyDatabaseId;
+	key->queryid = queryid;
+	key->toplevel = (nesting_level == 0);
+}
+
+static void
+ng_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
+{
+	NgKey		key;
+	NgTextSource src;
+
+	if (prev_post_parse_analyze_hook)
+		prev_post_parse_analyze_hook(pstate, query, jstate);
+
+	if (ng_shared == NULL || !ng_enabled(nesting_level))
+		return;
+
+	/* EXECUTE counts for the statement it runs */
+	if (query->utilityStmt && ng_track_utility &&
+		IsA(query->utilityStmt, ExecuteStmt))
+	{
+		query->queryId = UINT64CONST(0);
+		return;
+	}
+	if (query->queryId == UINT64CONST(0))
+		return;
+
+	ng_make_key(&key, query->queryId);
+	src.query = pstate->p_sourcetext;
+	src.location = query->stmt_location;
+	src.len = query->stmt_len;
+	src.jstate = jstate;
+	ng_slots_note_parse(&key, &src);
+}
+
+static void
+ng_count(uint64 queryid, const char *query, int location, int len,
+		 const NgSample *sample)
+{
+	NgKey		key;
+	NgTextSource src;
+
+	ng_make_key(&key, queryid);
+	src.query = query;
+	src.location = location;
+	src.len = len;
+	src.jstate = NULL;
+	ng_slots_count(&key, sample, &src);
+	if (nesting_level == 0)
+		ng_slots_maintenance();
+}
+
+static PlannedStmt *
+ng_planner(NG_PLANNER_ARGS)
+{
+	PlannedStmt *result;
+	bool		measure = (ng_shared != NULL && ng_enabled(nesting_level) &&
+						   ng_track_planning && query_string != NULL &&
+						   parse->queryId != UINT64CONST(0));
+	instr_time	start;
+	instr_time	duration;
+	BufferUsage bufusage_start = pgBufferUsage;
+	WalUsage	walusage_start = pgWalUsage;
+
+	if (measure)
+		INSTR_TIME_SET_CURRENT(start);
+
+	nesting_level++;
+	PG_TRY();
+	{
+		if (prev_planner_hook)
+			result = prev_planner_hook(NG_PLANNER_PASS);
+		else
+			result = standard_planner(NG_PLANNER_PASS);
+	}
+	PG_FINALLY();
+	{
+		nesting_level--;
+	}
+	PG_END_TRY();
+
+	if (measure)
+	{
+		BufferUsage bufusage;
+		WalUsage	walusage;
+		NgSample	sample = {0};
+
+		INSTR_TIME_SET_CURRENT(duration);
+		INSTR_TIME_SUBTRACT(duration, start);
+		memset(&bufusage, 0, sizeof(BufferUsage));
+		BufferUsageAccumDiff(&bufusage, &pgBufferUsage, &bufusage_start);
+		memset(&walusage, 0, sizeof(WalUsage));
+		WalUsageAccumDiff(&walusage, &pgWalUsage, &walusage_start);
+
+		sample.kind = NG_PLAN;
+		sample.time = INSTR_TIME_GET_MILLISEC(duration);
+		sample.bufusage = &bufusage;
+		sample.walusage = &walusage;
+		ng_count(parse->queryId, query_string, parse->stmt_location,
+				 parse->stmt_len, &sample);
+	}
+	return result;
+}
+
+static void
+ng_ExecutorStart(QueryDesc *queryDesc, int eflags)
+{
+	if (prev_ExecutorStart)
+		prev_ExecutorStart(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+
+	/* measure the whole run, as EXPLAIN ANALYZE's totaltime does */
+	if (ng_shared != NULL && ng_enabled(nesting_level) &&
+		queryDesc->plannedstmt->queryId != UINT64CONST(0) &&
+		queryDesc->totaltime == NULL)
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(queryDesc->estate->es_query_cxt);
+
+		queryDesc->totaltime = InstrAlloc(1, INSTRUMENT_ALL, false);
+		MemoryContextSwitchTo(oldcxt);
+	}
+}
+
+static void
+ng_ExecutorRun(NG_EXECUTOR_RUN_ARGS)
+{
+	nesting_level++;
+	PG_TRY();
+	{
+		if (prev_ExecutorRun)
+			prev_ExecutorRun(NG_EXECUTOR_RUN_PASS);
+		else
+			standard_ExecutorRun(NG_EXECUTOR_RUN_PASS);
+	}
+	PG_FINALLY();
+	{
+		nesting_level--;
+	}
+	PG_END_TRY();
+}
+
+static void
+ng_ExecutorFinish(QueryDesc *queryDesc)
+{
+	nesting_level++;
+	PG_TRY();
+	{
+		if (prev_ExecutorFinish)
+			prev_ExecutorFinish(queryDesc);
+		else
+			standard_ExecutorFinish(queryDesc);
+	}
+	PG_FINALLY();
+	{
+		nesting_level--;
+	}
+	PG_END_TRY();
+}
+
+static void
+ng_ExecutorEnd(QueryDesc *queryDesc)
+{
+	uint64		queryId = queryDesc->plannedstmt->queryId;
+
+	if (queryId != UINT64CONST(0) && queryDesc->totaltime &&
+		ng_shared != NULL && ng_enabled(nesting_level))
+	{
+		EState	   *estate = queryDesc->estate;
+		NgSample	sample = {0};
+
+		/* finish the totaltime instrumentation (ends any running cycle) */
+		InstrEndLoop(queryDesc->totaltime);
+
+		sample.kind = NG_EXEC;
+		sample.time = queryDesc->totaltime->total * 1000.0;
+		sample.rows = estate->es_processed;
+		sample.bufusage = &queryDesc->totaltime->bufusage;
+		sample.walusage = &queryDesc->totaltime->walusage;
+		sample.jitusage = estate->es_jit ? &estate->es_jit->instr : NULL;
+		sample.parallel_workers_to_launch = NG_PARALLEL_TO_LAUNCH(estate);
+		sample.parallel_workers_launched = NG_PARALLEL_LAUNCHED(estate);
+		ng_count(queryId, queryDesc->sourceText,
+				 queryDesc->plannedstmt->stmt_location,
+				 queryDesc->plannedstmt->stmt_len, &sample);
+	}
+
+	if (prev_ExecutorEnd)
+		prev_ExecutorEnd(queryDesc);
+	else
+		standard_ExecutorEnd(queryDesc);
+}
+
+static void
+ng_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
+				  bool readOnlyTree, ProcessUtilityContext context,
+				  ParamListInfo params, QueryEnvironment *queryEnv,
+				  DestReceiver *dest, QueryCompletion *qc)
+{
+	Node	   *parsetree = pstmt->utilityStmt;
+	uint64		saved_queryId = pstmt->queryId;
+	int			saved_location = pstmt->stmt_location;
+	int			saved_len = pstmt->stmt_len;
+	bool		enabled = ng_shared != NULL && ng_track_utility &&
+		ng_enabled(nesting_level);
+	bool		measure = enabled && !NG_UTILITY_NOT_COUNTED(parsetree);
+	bool		bump = measure || NG_UTILITY_BUMPS_LEVEL(parsetree);
+	instr_time	start;
+	instr_time	duration;
+	BufferUsage bufusage_start = pgBufferUsage;
+	WalUsage	walusage_start = pgWalUsage;
+
+	/*
+	 * The statement is measured here as a whole; keep the executor hooks from
+	 * counting an optimizable statement inside it (EXPLAIN, CREATE TABLE AS,
+	 * DECLARE CURSOR) a second time.
+	 */
+	if (enabled)
+		pstmt->queryId = UINT64CONST(0);
+
+	if (measure)
+		INSTR_TIME_SET_CURRENT(start);
+
+	if (bump)
+		nesting_level++;
+	PG_TRY();
+	{
+		if (prev_ProcessUtility)
+			prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+		else
+			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+									params, queryEnv, dest, qc);
+	}
+	PG_FINALLY();
+	{
+		if (bump)
+			nesting_level--;
+	}
+	PG_END_TRY();
+
+	if (measure && saved_queryId != UINT64CONST(0))
+	{
+		BufferUsage bufusage;
+		WalUsage	walusage;
+		NgSample	sample = {0};
+
+		INSTR_TIME_SET_CURRENT(duration);
+		INSTR_TIME_SUBTRACT(duration, start);
+		memset(&bufusage, 0, sizeof(BufferUsage));
+		BufferUsageAccumDiff(&bufusage, &pgBufferUsage, &bufusage_start);
+		memset(&walusage, 0, sizeof(WalUsage));
+		WalUsageAccumDiff(&walusage, &pgWalUsage, &walusage_start);
+
+		sample.kind = NG_EXEC;
+		sample.time = INSTR_TIME_GET_MILLISEC(duration);
+		sample.rows = (qc && (qc->commandTag == CMDTAG_COPY ||
+							  qc->commandTag == CMDTAG_FETCH ||
+							  qc->commandTag == CMDTAG_SELECT ||
+							  qc->commandTag == CMDTAG_REFRESH_MATERIALIZED_VIEW)) ?
+			qc->nprocessed : 0;
+		sample.bufusage = &bufusage;
+		sample.walusage = &walusage;
+		ng_count(saved_queryId, queryString, saved_location, saved_len, &sample);
+	}
+}
+
+/*
+ * ng_install_hooks
+ *		Chain our hooks in front of whatever was installed before.
+ */
+void
+ng_install_hooks(void)
+{
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = ng_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = ng_shmem_startup;
+	prev_post_parse_analyze_hook = post_parse_analyze_hook;
+	post_parse_analyze_hook = ng_post_parse_analyze;
+	prev_planner_hook = planner_hook;
+	planner_hook = ng_planner;
+	prev_ExecutorStart = ExecutorStart_hook;
+	ExecutorStart_hook = ng_ExecutorStart;
+	prev_ExecutorRun = ExecutorRun_hook;
+	ExecutorRun_hook = ng_ExecutorRun;
+	prev_ExecutorFinish = ExecutorFinish_hook;
+	ExecutorFinish_hook = ng_ExecutorFinish;
+	prev_ExecutorEnd = ExecutorEnd_hook;
+	ExecutorEnd_hook = ng_ExecutorEnd;
+	prev_ProcessUtility = ProcessUtility_hook;
+	ProcessUtility_hook = ng_ProcessUtility;
+}

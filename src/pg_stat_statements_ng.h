@@ -1,0 +1,364 @@
+/*-------------------------------------------------------------------------
+ *
+ * pg_stat_statements_ng.h
+ *		Types shared by the files of pg_stat_statements_ng, and the
+ *		functions each file offers the others.
+ *
+ * The architecture in one paragraph (docs/design.md has the long form):
+ * statistics live in two places.  Shared entries (store.c) sit in a
+ * partitioned hash table in a DSA area; each partition has one LWLock.
+ * Every backend also owns a fixed array of slots in main shared memory
+ * (slots.c), which accumulate the counts of the statements it runs; only
+ * the owner writes its slots, bracketing each write with a change count so
+ * that readers copy them consistently without a lock.  A reader
+ * (funcs.c) adds, partition by partition and under that partition's lock
+ * in shared mode, the entries and every slot bound to the partition.  A
+ * backend moves ("folds") a slot's counts into its entry only while
+ * holding the partition lock exclusively, so a read sees each execution
+ * exactly once.  Entries are evicted by a clock sweep (evict.c) that never
+ * waits for a lock and never takes an entry a slot is bound to.  Query
+ * texts are normalized and kept in the same DSA area (qtext.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef PG_STAT_STATEMENTS_NG_H
+#define PG_STAT_STATEMENTS_NG_H
+
+#include "compat.h"
+
+#include "datatype/timestamp.h"
+#include "port/atomics.h"
+#include "storage/lwlock.h"
+#include "storage/spin.h"
+#include "utils/dsa.h"
+
+#define NG_NAME					"pg_stat_statements_ng"
+
+/* Partitions of the shared table: a power of two */
+#define NG_NUM_PARTITIONS		32
+
+/* Bytes of main shared memory given to the DSA area's first segment */
+#define NG_DSA_INITIAL_SIZE		(1024 * 1024)
+
+/* How often (at most) a backend runs its slot maintenance, in ms */
+#define NG_MAINTENANCE_INTERVAL_MS	1000
+
+/* Largest usage an entry can earn; halved by each pass of the clock */
+#define NG_USAGE_MAX			(1U << 30)
+
+/* The key of a statistics row: one per (user, database, queryid, toplevel) */
+typedef struct NgKey
+{
+	Oid			userid;
+	Oid			dbid;
+	uint64		queryid;
+	bool		toplevel;
+	/* padding is always zeroed: keys are hashed and compared as bytes */
+} NgKey;
+
+typedef enum NgKind
+{
+	NG_PLAN = 0,
+	NG_EXEC,
+	NG_NUM_KINDS
+} NgKind;
+
+/*
+ * Everything counted for a statement.  The same struct accumulates in a
+ * slot, in a shared entry and in a reader's result, and counters.c merges
+ * any two of them.  Times are in milliseconds.
+ *
+ * min/max are meaningful only when minmax_calls > 0: that is the number of
+ * samples since the last min/max reset (a reset of min/max alone keeps the
+ * mean and stddev, which span all calls).
+ */
+typedef struct NgCounters
+{
+	int64		calls[NG_NUM_KINDS];	/* plans, calls */
+	int64		minmax_calls[NG_NUM_KINDS];
+	double		total_time[NG_NUM_KINDS];
+	double		min_time[NG_NUM_KINDS];
+	double		max_time[NG_NUM_KINDS];
+	double		mean_time[NG_NUM_KINDS];
+	double		sum_var_time[NG_NUM_KINDS]; /* sum of squared deviations */
+	int64		rows;
+	int64		shared_blks_hit;
+	int64		shared_blks_read;
+	int64		shared_blks_dirtied;
+	int64		shared_blks_written;
+	int64		local_blks_hit;
+	int64		local_blks_read;
+	int64		local_blks_dirtied;
+	int64		local_blks_written;
+	int64		temp_blks_read;
+	int64		temp_blks_written;
+	double		shared_blk_read_time;
+	double		shared_blk_write_time;
+	double		local_blk_read_time;
+	double		local_blk_write_time;
+	double		temp_blk_read_time;
+	double		temp_blk_write_time;
+	int64		wal_records;
+	int64		wal_fpi;
+	uint64		wal_bytes;
+	int64		wal_buffers_full;
+	int64		jit_functions;
+	double		jit_generation_time;
+	int64		jit_inlining_count;
+	double		jit_inlining_time;
+	int64		jit_optimization_count;
+	double		jit_optimization_time;
+	int64		jit_emission_count;
+	double		jit_emission_time;
+	int64		jit_deform_count;
+	double		jit_deform_time;
+	int64		parallel_workers_to_launch;
+	int64		parallel_workers_launched;
+} NgCounters;
+
+/*
+ * One execution (or one planning) to be counted: what the hooks measured.
+ */
+typedef struct NgSample
+{
+	NgKind		kind;
+	double		time;			/* ms */
+	uint64		rows;
+	const BufferUsage *bufusage;
+	const WalUsage *walusage;
+	const struct JitInstrumentation *jitusage;
+	int64		parallel_workers_to_launch;
+	int64		parallel_workers_launched;
+} NgSample;
+
+/*
+ * Where the text of a statement comes from, as the hooks see it.
+ */
+typedef struct NgTextSource
+{
+	const char *query;			/* the whole source string */
+	int			location;		/* statement's offset in it, or -1 */
+	int			len;			/* statement's length, or <= 0 for the rest */
+	JumbleState *jstate;		/* constants to replace, or NULL */
+} NgTextSource;
+
+/*
+ * A shared entry, allocated in the DSA area and chained in its partition's
+ * hash table.
+ */
+typedef struct NgSharedEntry
+{
+	NgKey		key;			/* immutable */
+	uint32		hash;			/* immutable: hash of key */
+	dsa_pointer next;			/* partition lock: next in bucket chain */
+
+	/*
+	 * Number of backend slots bound to this entry.  Changed with the
+	 * partition lock held in at least shared mode; read under the partition
+	 * lock in exclusive mode by eviction and reset, so it cannot change
+	 * while they look.
+	 */
+	pg_atomic_uint32 pins;
+
+	/*
+	 * Set, with the partition lock held exclusively, when a reset removes
+	 * an entry that slots are still bound to: the entry is out of the hash
+	 * and its memory is freed by whoever drops the last pin.  Bound slots
+	 * read it without a lock.
+	 */
+	bool		dead;
+
+	/* partition lock; read without lock by bound slots */
+	uint32		minmax_generation;
+
+	uint32		usage;			/* partition lock, exclusive to write */
+	dsa_pointer text;			/* partition lock; InvalidDsaPointer: none */
+	int			text_len;		/* partition lock */
+	int			encoding;		/* partition lock */
+	TimestampTz stats_since;	/* partition lock */
+	TimestampTz minmax_stats_since; /* partition lock */
+	NgCounters	counters;		/* partition lock: the folded counts */
+} NgSharedEntry;
+
+/* One partition of the shared table */
+typedef struct NgSharedPartition
+{
+	LWLock	   *lock;
+	dsa_pointer buckets;		/* lock: array of nbuckets dsa_pointer */
+	uint32		nbuckets;		/* lock: a power of two, or 0 */
+	uint32		nentries;		/* lock: live entries */
+	uint32		clock_bucket;	/* lock (exclusive): eviction hand */
+
+	/*
+	 * Bumped (exclusive lock) by any reset that touches this partition;
+	 * read unlocked by backends.  Counts of slots not bound to an entry are
+	 * void once this differs from what the slot saw.
+	 */
+	uint32		generation;
+} NgSharedPartition;
+
+/* Figures of the info view, under NgSharedState.mutex */
+typedef struct NgSharedStats
+{
+	int64		dealloc;		/* entries evicted */
+	int64		evicted_calls;	/* calls those entries had */
+	double		evicted_exec_time;	/* their total_exec_time */
+	TimestampTz last_eviction_time;
+	int64		texts_dropped;	/* entries kept without text: memory full */
+	int64		entries_refused;	/* entries not created: table full */
+	int64		counts_discarded;	/* executions lost (see design.md) */
+	int64		lock_misses;	/* conditional lock attempts that failed */
+	TimestampTz stats_reset;
+} NgSharedStats;
+
+/* The fixed part in main shared memory */
+typedef struct NgSharedState
+{
+	int			dsa_tranche;	/* set by postmaster */
+	pg_atomic_uint32 entry_count;	/* live entries in all partitions */
+	pg_atomic_uint64 text_bytes;	/* DSA bytes held by texts */
+	pg_atomic_uint32 clock_partition;	/* eviction: next partition */
+	pg_atomic_uint32 reset_in_progress; /* informs the bulk evictor */
+	slock_t		mutex;			/* protects stats */
+	NgSharedStats stats;
+	NgSharedPartition partitions[NG_NUM_PARTITIONS];
+	/* the DSA area's first segment follows, then the slot areas */
+} NgSharedState;
+
+/* ----------------------------------------------------------------
+ * Per-backend slots (slots.c)
+ * ----------------------------------------------------------------
+ */
+
+/* A slot: counts of one statement, written by its owning backend only */
+typedef struct NgSlot
+{
+	/*
+	 * Odd while the owner writes.  The owner increments it (a plain store)
+	 * before and after every change, with write barriers; readers retry
+	 * until they see the same even value before and after their copy.
+	 */
+	uint32		changecount;
+	uint32		partition_generation;	/* for unbound slots */
+	uint32		minmax_generation;	/* entry's, when counts began */
+	bool		in_use;
+	uint8		partition;		/* of key */
+	NgKey		key;
+	dsa_pointer entry;			/* bound entry, or InvalidDsaPointer */
+	NgCounters	counters;		/* since last fold */
+} NgSlot;
+
+/* Slot area of one process (indexed by its PGPROC number) */
+typedef struct NgBackendSlots
+{
+	uint32		nslots;			/* ng_slots_per_backend, for readers */
+
+	/*
+	 * Which partition each slot counts for (0xFF: free).  Written by the
+	 * owner before a slot's counts begin; readers scan it to find the slots
+	 * of one partition without touching every slot.
+	 */
+	uint8		partition_of[FLEXIBLE_ARRAY_MEMBER];
+} NgBackendSlots;
+
+#define NG_SLOT_FREE			0xFF
+
+/* ----------------------------------------------------------------
+ * GUCs (guc.c)
+ * ----------------------------------------------------------------
+ */
+typedef enum NgTrackLevel
+{
+	NG_TRACK_NONE,
+	NG_TRACK_TOP,
+	NG_TRACK_ALL
+} NgTrackLevel;
+
+extern int	ng_max;
+extern int	ng_track;
+extern bool ng_track_utility;
+extern bool ng_track_planning;
+extern bool ng_save;
+extern int	ng_query_text_memory_kb;
+extern int	ng_slots_per_backend;
+
+extern void ng_define_gucs(void);
+
+/* ----------------------------------------------------------------
+ * Functions in store.c
+ * ----------------------------------------------------------------
+ */
+extern NgSharedState *ng_shared;
+extern dsa_area *ng_area;
+
+extern void ng_store_request_shmem(void);
+extern void ng_store_init_shmem(void);
+extern bool ng_store_attach(void);
+extern int	ng_store_num_slot_procs(void);
+extern char *ng_store_slot_area_base(void);
+
+extern uint32 ng_key_hash(const NgKey *key);
+#define ng_partition_of_hash(h)	((h) & (NG_NUM_PARTITIONS - 1))
+extern NgSharedPartition *ng_partition(uint32 hash);
+extern NgSharedEntry *ng_entry_lookup(NgSharedPartition *part,
+									  const NgKey *key, uint32 hash,
+									  dsa_pointer *dp);
+extern dsa_pointer ng_entry_insert(NgSharedPartition *part, const NgKey *key,
+								   uint32 hash, dsa_pointer text, int text_len,
+								   int encoding, bool *found);
+extern void ng_entry_unlink(NgSharedPartition *part, NgSharedEntry *entry,
+							dsa_pointer dp);
+extern void ng_entry_release_memory(NgSharedEntry *entry, dsa_pointer dp);
+extern void ng_entry_drop(NgSharedPartition *part, NgSharedEntry *entry,
+						  dsa_pointer dp);
+extern bool ng_entry_reserve(void);
+extern void ng_entry_unreserve(void);
+extern TimestampTz ng_store_reset(Oid userid, Oid dbid, uint64 queryid,
+								  bool minmax_only);
+extern void ng_count_stat(int64 *field, int64 n);
+
+/* ----------------------------------------------------------------
+ * Functions in evict.c
+ * ----------------------------------------------------------------
+ */
+extern bool ng_evict_make_room(void);
+extern void ng_evict_to_limit(void);
+extern void ng_evict_earn_usage(NgSharedEntry *entry, int64 calls);
+
+/* ----------------------------------------------------------------
+ * Functions in qtext.c
+ * ----------------------------------------------------------------
+ */
+extern char *ng_qtext_prepare(const NgTextSource *src, int *len);
+extern dsa_pointer ng_qtext_store(const char *text, int len);
+extern void ng_qtext_free(dsa_pointer text, int len);
+
+/* ----------------------------------------------------------------
+ * Functions in counters.c
+ * ----------------------------------------------------------------
+ */
+extern void ng_counters_record(NgCounters *c, const NgSample *s);
+extern void ng_counters_merge(NgCounters *dst, const NgCounters *src);
+extern void ng_counters_clear_minmax(NgCounters *c);
+
+/* ----------------------------------------------------------------
+ * Functions in slots.c
+ * ----------------------------------------------------------------
+ */
+extern Size ng_slots_shmem_size(void);
+extern void ng_slots_init_shmem(char *base);
+extern NgBackendSlots *ng_slots_of_proc(int procno);
+extern NgSlot *ng_slot_at(NgBackendSlots *area, int index);
+extern void ng_slot_read(const NgSlot *slot, NgSlot *copy);
+extern void ng_slots_count(const NgKey *key, const NgSample *sample,
+						   const NgTextSource *src);
+extern void ng_slots_note_parse(const NgKey *key, const NgTextSource *src);
+extern void ng_slots_maintenance(void);
+
+/* ----------------------------------------------------------------
+ * Functions in hooks.c
+ * ----------------------------------------------------------------
+ */
+extern void ng_install_hooks(void);
+
+#endif							/* PG_STAT_STATEMENTS_NG_H */

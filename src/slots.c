@@ -1,0 +1,779 @@
+/*-------------------------------------------------------------------------
+ *
+ * slots.c
+ *		Per-backend slots: where a backend counts the statements it runs,
+ *		without locks, and how those counts reach the shared entries.
+ *
+ * Why a file of its own: this is the hot path, and the protocol that lets
+ * readers see every execution exactly once without the writer taking a
+ * lock.  Everything a backend keeps about its own statements is here.
+ *
+ * Layout.  Each process that can run queries owns an NgBackendSlots area in
+ * main shared memory (indexed by its PGPROC number): a map saying which
+ * partition each slot counts for, then ng_slots_per_backend NgSlot structs.
+ * A backend-local hash table maps a key to the slot counting it, so finding
+ * the slot of a statement the backend already tracks touches no shared
+ * memory at all.
+ *
+ * Write protocol (single writer: the owner).  Every change to a slot is
+ * bracketed by two increments of slot->changecount, plain stores separated
+ * from the change by pg_write_barrier(), as backend_status.c does for
+ * st_changecount.  A reader copies the slot between two reads of the count
+ * (with read barriers) and retries until both are equal and even.  Counting
+ * an execution of a tracked statement is therefore: one local hash lookup,
+ * two reads of the bound entry (dead flag, min/max generation), and the
+ * bracketed update: no lock, no spinlock, no atomic read-modify-write.
+ *
+ * Binding.  A slot counts for one key.  When it is bound to a shared entry
+ * it pins the entry (store.c), which keeps eviction away from it; the pin
+ * is taken under the partition lock.  When no entry can be had (table
+ * full, lock busy, memory short), the slot counts unbound and the backend
+ * tries again at its next maintenance.
+ *
+ * Folding.  The owner moves a slot's counts into its entry only while it
+ * holds the entry's partition lock exclusively, and zeroes the slot in the
+ * same critical section.  Readers hold the partition lock in shared mode
+ * while they add the entries and the slots of that partition, so a read
+ * sees each execution either in the slot or in the entry, never both and
+ * never neither.  A slot's counts are folded when the slot is released:
+ * when the backend needs the slot for another statement, when maintenance
+ * finds it idle since the last maintenance, and when the backend exits.
+ *
+ * Resets.  Other backends cannot write our slots, so a reset voids them
+ * instead: an entry removed while bound is marked dead, and counts in a
+ * slot bound to a dead entry are ignored by readers and dropped by the
+ * owner; a reset of min/max bumps the entry's min/max generation, which
+ * the owner and readers compare with the slot's; unbound slots carry the
+ * partition generation they started in.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "mb/pg_wchar.h"
+#include "storage/ipc.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "pg_stat_statements_ng.h"
+
+/* What the backend knows of a key's constants, from its last parse */
+typedef enum NgConstants
+{
+	NG_CONSTANTS_UNKNOWN = 0,
+	NG_CONSTANTS_NONE,			/* raw text is safe to store */
+	NG_CONSTANTS_SOME			/* only a normalized text may be stored */
+} NgConstants;
+
+/* Backend-local: what this backend knows about one key */
+typedef struct NgLocalEntry
+{
+	NgKey		key;			/* hash key: must be first */
+	int			slot;			/* my slot counting it, or -1 */
+	NgConstants constants;
+	bool		text_done;		/* its shared entry has a text */
+} NgLocalEntry;
+
+/* Backend-local bookkeeping of one of my slots */
+typedef struct NgLocalSlot
+{
+	NgLocalEntry *owner;		/* NULL if the slot is free */
+	NgSharedEntry *entry;		/* bound entry (address), or NULL */
+	uint64		last_used;		/* use_clock at last count */
+	bool		used;			/* counted since the last maintenance */
+} NgLocalSlot;
+
+static NgBackendSlots *my_area = NULL;
+static NgLocalSlot *local_slots = NULL;
+static HTAB *local_map = NULL;
+static uint64 use_clock = 0;
+static TimestampTz last_maintenance = 0;
+static bool slots_attached = false;
+static bool slots_unavailable = false;
+
+static Size
+slots_map_size(void)
+{
+	return MAXALIGN(offsetof(NgBackendSlots, partition_of) +
+					sizeof(uint8) * ng_slots_per_backend);
+}
+
+static Size
+slots_per_proc_size(void)
+{
+	return add_size(slots_map_size(),
+					mul_size(sizeof(NgSlot), ng_slots_per_backend));
+}
+
+/*
+ * ng_slots_shmem_size
+ *		Main shared memory for the slot areas of all processes.
+ */
+Size
+ng_slots_shmem_size(void)
+{
+	return mul_size(slots_per_proc_size(), ng_store_num_slot_procs());
+}
+
+NgBackendSlots *
+ng_slots_of_proc(int procno)
+{
+	return (NgBackendSlots *) (ng_store_slot_area_base() +
+							   (Size) procno * slots_per_proc_size());
+}
+
+NgSlot *
+ng_slot_at(NgBackendSlots *area, int index)
+{
+	return (NgSlot *) ((char *) area + slots_map_size()) + index;
+}
+
+/*
+ * ng_slots_init_shmem
+ *		Mark every slot of every process free (postmaster, at startup).
+ */
+void
+ng_slots_init_shmem(char *base)
+{
+	for (int p = 0; p < ng_store_num_slot_procs(); p++)
+	{
+		NgBackendSlots *area = ng_slots_of_proc(p);
+
+		memset(area, 0, slots_per_proc_size());
+		area->nslots = ng_slots_per_backend;
+		memset(area->partition_of, NG_SLOT_FREE, ng_slots_per_backend);
+	}
+}
+
+/* ---- the write protocol ---- */
+
+static inline void
+slot_begin_write(NgSlot *slot)
+{
+	slot->changecount++;
+	pg_write_barrier();
+}
+
+static inline void
+slot_end_write(NgSlot *slot)
+{
+	pg_write_barrier();
+	slot->changecount++;
+	Assert((slot->changecount & 1) == 0);
+}
+
+/*
+ * ng_slot_read
+ *		Copy a slot another backend may be writing, consistently.  No lock
+ *		needed; the copy may be from just before or just after a concurrent
+ *		change, never from the middle of one.
+ */
+void
+ng_slot_read(const NgSlot *slot, NgSlot *copy)
+{
+	for (;;)
+	{
+		uint32		before = slot->changecount;
+
+		pg_read_barrier();
+		memcpy(copy, (const void *) slot, sizeof(NgSlot));
+		pg_read_barrier();
+		if (before == ((volatile const NgSlot *) slot)->changecount &&
+			(before & 1) == 0)
+			return;
+		pg_spin_delay();
+	}
+}
+
+/* ---- attaching ---- */
+
+static void slots_exit_callback(int code, Datum arg);
+
+/*
+ * slots_attach
+ *		Set up this backend's local state, once.  Returns false if the
+ *		backend cannot count (library not preloaded, no shared memory).
+ */
+static bool
+slots_attach(void)
+{
+	HASHCTL		ctl;
+	int			procno;
+
+	if (slots_attached)
+		return true;
+	if (slots_unavailable || !ng_store_attach())
+	{
+		slots_unavailable = true;
+		return false;
+	}
+
+	ctl.keysize = sizeof(NgKey);
+	ctl.entrysize = sizeof(NgLocalEntry);
+	ctl.hcxt = TopMemoryContext;
+	local_map = hash_create("pg_stat_statements_ng local keys", 256, &ctl,
+							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+
+	procno = NG_MY_PROC_NUMBER();
+	if (procno >= 0 && procno < ng_store_num_slot_procs())
+	{
+		my_area = ng_slots_of_proc(procno);
+		local_slots = MemoryContextAllocZero(TopMemoryContext,
+											 sizeof(NgLocalSlot) * ng_slots_per_backend);
+		/* the previous owner released everything at its exit */
+		for (int i = 0; i < ng_slots_per_backend; i++)
+			Assert(my_area->partition_of[i] == NG_SLOT_FREE);
+	}
+	before_shmem_exit(slots_exit_callback, (Datum) 0);
+	last_maintenance = GetCurrentTimestamp();
+	slots_attached = true;
+	return true;
+}
+
+static NgLocalEntry *
+local_entry(const NgKey *key)
+{
+	bool		found;
+	NgLocalEntry *le = hash_search(local_map, key, HASH_ENTER, &found);
+
+	if (!found)
+	{
+		le->slot = -1;
+		le->constants = NG_CONSTANTS_UNKNOWN;
+		le->text_done = false;
+	}
+	return le;
+}
+
+/*
+ * slot_text
+ *		The text this backend may store for a new entry of le's key: the
+ *		raw statement when its last parse here showed no constants, else
+ *		none (a normalized text comes with the next parse).
+ */
+static char *
+slot_text(const NgLocalEntry *le, const NgTextSource *src, int *len)
+{
+	NgTextSource raw = *src;
+
+	if (le->constants != NG_CONSTANTS_NONE)
+		return NULL;
+	raw.jstate = NULL;
+	return ng_qtext_prepare(&raw, len);
+}
+
+/*
+ * slot_get_entry
+ *		Find or create the shared entry of key and return it pinned (if pin)
+ *		with its DSA pointer, or NULL if it cannot be had now.
+ *
+ *		text (palloc'd, may be NULL) is stored if the entry has none.  With
+ *		wait = false nothing here waits for a lock: a busy partition means
+ *		"not now".  *has_text tells whether the entry ends up with a text.
+ *		Caller holds no partition lock.
+ */
+static NgSharedEntry *
+slot_get_entry(const NgKey *key, uint32 hash, const char *text, int text_len,
+			   bool pin, bool wait, dsa_pointer *dp, bool *has_text)
+{
+	NgSharedPartition *part = ng_partition(hash);
+	NgSharedEntry *entry;
+	dsa_pointer tdp = InvalidDsaPointer;
+	bool		reserved = false;
+	bool		found;
+
+	/* The common case: it exists; pin it under the shared lock. */
+	if (wait)
+		LWLockAcquire(part->lock, LW_SHARED);
+	else if (!LWLockConditionalAcquire(part->lock, LW_SHARED))
+	{
+		ng_count_stat(&ng_shared->stats.lock_misses, 1);
+		return NULL;
+	}
+	entry = ng_entry_lookup(part, key, hash, dp);
+	if (entry != NULL && (DsaPointerIsValid(entry->text) || text == NULL))
+	{
+		if (pin)
+			pg_atomic_fetch_add_u32(&entry->pins, 1);
+		*has_text = DsaPointerIsValid(entry->text);
+		LWLockRelease(part->lock);
+		return entry;
+	}
+	LWLockRelease(part->lock);
+
+	/* Creating it, or adding its text: prepare everything outside locks. */
+	if (entry == NULL)
+	{
+		reserved = ng_entry_reserve();
+		if (!reserved && ng_evict_make_room())
+			reserved = ng_entry_reserve();
+	}
+	if (text != NULL && (entry != NULL || reserved))
+	{
+		tdp = ng_qtext_store(text, text_len);
+		if (!DsaPointerIsValid(tdp))
+			ng_count_stat(&ng_shared->stats.texts_dropped, 1);
+	}
+
+	if (wait)
+		LWLockAcquire(part->lock, LW_EXCLUSIVE);
+	else if (!LWLockConditionalAcquire(part->lock, LW_EXCLUSIVE))
+	{
+		ng_count_stat(&ng_shared->stats.lock_misses, 1);
+		if (reserved)
+			ng_entry_unreserve();
+		if (DsaPointerIsValid(tdp))
+			ng_qtext_free(tdp, text_len);
+		return NULL;
+	}
+
+	entry = ng_entry_lookup(part, key, hash, dp);
+	if (entry == NULL && reserved)
+	{
+		*dp = ng_entry_insert(part, key, hash, tdp, text_len,
+							  GetDatabaseEncoding(), &found);
+		Assert(!found);
+		if (DsaPointerIsValid(*dp))
+		{
+			entry = dsa_get_address(ng_area, *dp);
+			tdp = InvalidDsaPointer;	/* the entry owns it now */
+			reserved = false;
+		}
+	}
+	else if (entry == NULL)
+		ng_count_stat(&ng_shared->stats.entries_refused, 1);
+	if (entry != NULL && !DsaPointerIsValid(entry->text) &&
+		DsaPointerIsValid(tdp))
+	{
+		entry->text = tdp;
+		entry->text_len = text_len;
+		entry->encoding = GetDatabaseEncoding();
+		tdp = InvalidDsaPointer;
+	}
+	if (entry != NULL)
+	{
+		if (pin)
+			pg_atomic_fetch_add_u32(&entry->pins, 1);
+		*has_text = DsaPointerIsValid(entry->text);
+	}
+	LWLockRelease(part->lock);
+
+	if (reserved)
+		ng_entry_unreserve();
+	if (DsaPointerIsValid(tdp))
+		ng_qtext_free(tdp, text_len);
+	return entry;
+}
+
+/*
+ * slot_fold_locked
+ *		Move slot i's counts into the shared table and free the slot.
+ *		Caller holds the slot's partition lock exclusively.
+ *
+ *		A bound slot adds its counts to its entry (unless the entry is dead:
+ *		a reset voided them) and drops its pin, freeing a dead entry when it
+ *		was the last.  An unbound slot adds its counts to the key's entry if
+ *		one exists by now; otherwise they are lost and counted as discarded.
+ */
+static void
+slot_fold_locked(int i)
+{
+	NgSlot	   *slot = ng_slot_at(my_area, i);
+	NgLocalSlot *ls = &local_slots[i];
+	NgSharedPartition *part = &ng_shared->partitions[slot->partition];
+	NgCounters	counts = slot->counters;
+
+	Assert(LWLockHeldByMeInMode(part->lock, LW_EXCLUSIVE));
+	if (ls->entry != NULL)
+	{
+		NgSharedEntry *entry = ls->entry;
+
+		if (!entry->dead)
+		{
+			if (slot->minmax_generation != entry->minmax_generation)
+				ng_counters_clear_minmax(&counts);
+			ng_counters_merge(&entry->counters, &counts);
+			ng_evict_earn_usage(entry, counts.calls[NG_EXEC] + counts.calls[NG_PLAN]);
+		}
+		if (pg_atomic_sub_fetch_u32(&entry->pins, 1) == 0 && entry->dead)
+			ng_entry_release_memory(entry, slot->entry);
+	}
+	else if (slot->partition_generation == part->generation &&
+			 (counts.calls[NG_EXEC] > 0 || counts.calls[NG_PLAN] > 0))
+	{
+		dsa_pointer dp;
+		NgSharedEntry *entry = ng_entry_lookup(part, &slot->key,
+											   ng_key_hash(&slot->key), &dp);
+
+		if (entry != NULL)
+		{
+			ng_counters_merge(&entry->counters, &counts);
+			ng_evict_earn_usage(entry, counts.calls[NG_EXEC] + counts.calls[NG_PLAN]);
+		}
+		else
+			ng_count_stat(&ng_shared->stats.counts_discarded,
+						  counts.calls[NG_EXEC] + counts.calls[NG_PLAN]);
+	}
+
+	slot_begin_write(slot);
+	slot->in_use = false;
+	slot->entry = InvalidDsaPointer;
+	memset(&slot->counters, 0, sizeof(NgCounters));
+	my_area->partition_of[i] = NG_SLOT_FREE;
+	slot_end_write(slot);
+
+	if (ls->owner != NULL)
+		ls->owner->slot = -1;
+	ls->owner = NULL;
+	ls->entry = NULL;
+	ls->used = false;
+}
+
+/*
+ * slot_release
+ *		Fold slot i and free it.  With wait = false, gives up (returns
+ *		false) if the partition lock is busy.  Caller holds no partition lock.
+ */
+static bool
+slot_release(int i, bool wait)
+{
+	NgSlot	   *slot = ng_slot_at(my_area, i);
+	LWLock	   *lock = ng_shared->partitions[slot->partition].lock;
+
+	if (wait)
+		LWLockAcquire(lock, LW_EXCLUSIVE);
+	else if (!LWLockConditionalAcquire(lock, LW_EXCLUSIVE))
+	{
+		ng_count_stat(&ng_shared->stats.lock_misses, 1);
+		return false;
+	}
+	slot_fold_locked(i);
+	LWLockRelease(lock);
+	return true;
+}
+
+/*
+ * slot_find_free
+ *		A free slot of mine, releasing the least recently used one if all
+ *		are taken.  Bound slots go first: an unbound slot's counts could be
+ *		lost.  Tries a few victims without waiting before it waits on one.
+ */
+static int
+slot_find_free(void)
+{
+	int			victims[4];
+	int			nvictims = 0;
+
+	for (int i = 0; i < ng_slots_per_backend; i++)
+		if (local_slots[i].owner == NULL)
+			return i;
+
+	/* the least recently used slots, bound ones first */
+	for (int pass = 0; pass < 2 && nvictims < lengthof(victims); pass++)
+	{
+		while (nvictims < lengthof(victims))
+		{
+			int			best = -1;
+
+			for (int i = 0; i < ng_slots_per_backend; i++)
+			{
+				bool		taken = false;
+
+				if ((local_slots[i].entry != NULL) != (pass == 0))
+					continue;
+				for (int v = 0; v < nvictims; v++)
+					taken |= (victims[v] == i);
+				if (!taken && (best < 0 ||
+							   local_slots[i].last_used < local_slots[best].last_used))
+					best = i;
+			}
+			if (best < 0)
+				break;
+			victims[nvictims++] = best;
+		}
+	}
+	for (int v = 0; v < nvictims; v++)
+		if (slot_release(victims[v], false))
+			return victims[v];
+	slot_release(victims[0], true);
+	return victims[0];
+}
+
+/*
+ * slot_bind
+ *		Give key a slot of mine, bound to its shared entry if that can be had
+ *		without waiting.  Returns the slot index.
+ */
+static int
+slot_bind(NgLocalEntry *le, const NgTextSource *src)
+{
+	int			i = slot_find_free();
+	NgSlot	   *slot = ng_slot_at(my_area, i);
+	uint32		hash = ng_key_hash(&le->key);
+	NgSharedPartition *part = ng_partition(hash);
+	int			text_len = 0;
+	char	   *text = slot_text(le, src, &text_len);
+	dsa_pointer dp = InvalidDsaPointer;
+	bool		has_text = false;
+	NgSharedEntry *entry;
+
+	entry = slot_get_entry(&le->key, hash, text, text_len, true, false,
+						   &dp, &has_text);
+	if (text)
+		pfree(text);
+	le->text_done = (entry != NULL && has_text);
+
+	slot_begin_write(slot);
+	slot->in_use = true;
+	slot->key = le->key;
+	slot->partition = ng_partition_of_hash(hash);
+	slot->entry = entry ? dp : InvalidDsaPointer;
+	slot->minmax_generation = entry ? entry->minmax_generation : 0;
+	slot->partition_generation = part->generation;
+	memset(&slot->counters, 0, sizeof(NgCounters));
+	my_area->partition_of[i] = slot->partition;
+	slot_end_write(slot);
+
+	local_slots[i].owner = le;
+	local_slots[i].entry = entry;
+	local_slots[i].used = false;
+	le->slot = i;
+	return i;
+}
+
+/*
+ * count_direct
+ *		Count a sample straight into the shared entry, for a process that
+ *		has no slot area.  Waits for the partition lock; such processes do
+ *		not run user queries.
+ */
+static void
+count_direct(NgLocalEntry *le, const NgSample *sample, const NgTextSource *src)
+{
+	uint32		hash = ng_key_hash(&le->key);
+	NgSharedPartition *part = ng_partition(hash);
+	int			text_len = 0;
+	char	   *text = slot_text(le, src, &text_len);
+	dsa_pointer dp;
+	bool		has_text;
+	NgSharedEntry *entry;
+
+	entry = slot_get_entry(&le->key, hash, text, text_len, false, true,
+						   &dp, &has_text);
+	if (text)
+		pfree(text);
+	LWLockAcquire(part->lock, LW_EXCLUSIVE);
+	if (entry != NULL)
+		entry = ng_entry_lookup(part, &le->key, hash, &dp);
+	if (entry != NULL)
+	{
+		ng_counters_record(&entry->counters, sample);
+		ng_evict_earn_usage(entry, 1);
+	}
+	LWLockRelease(part->lock);
+	if (entry == NULL)
+		ng_count_stat(&ng_shared->stats.counts_discarded, 1);
+}
+
+/*
+ * ng_slots_count
+ *		Count one execution or planning of key.  Called from the hooks.
+ *
+ *		For a statement this backend already has a slot for, this is the hot
+ *		path: no lock, no atomic read-modify-write, no shared-memory write
+ *		but to our own slot.  Never raises an error because of the
+ *		extension's limits.
+ */
+void
+ng_slots_count(const NgKey *key, const NgSample *sample, const NgTextSource *src)
+{
+	NgLocalEntry *le;
+	NgSlot	   *slot;
+	NgSharedEntry *entry;
+	int			i;
+
+	if (!slots_attach())
+		return;
+	le = local_entry(key);
+	if (my_area == NULL)
+	{
+		count_direct(le, sample, src);
+		return;
+	}
+
+	i = le->slot;
+	if (i >= 0 && local_slots[i].entry != NULL && local_slots[i].entry->dead)
+	{
+		/* a reset removed the entry: its counts are void; bind anew */
+		slot_release(i, true);
+		i = -1;
+	}
+	if (i < 0)
+		i = slot_bind(le, src);
+
+	slot = ng_slot_at(my_area, i);
+	entry = local_slots[i].entry;
+	slot_begin_write(slot);
+	if (entry != NULL)
+	{
+		uint32		gen = entry->minmax_generation;
+
+		if (unlikely(slot->minmax_generation != gen))
+		{
+			ng_counters_clear_minmax(&slot->counters);
+			slot->minmax_generation = gen;
+		}
+	}
+	else
+	{
+		uint32		gen = ng_shared->partitions[slot->partition].generation;
+
+		if (unlikely(slot->partition_generation != gen))
+		{
+			memset(&slot->counters, 0, sizeof(NgCounters));
+			slot->partition_generation = gen;
+		}
+	}
+	ng_counters_record(&slot->counters, sample);
+	slot_end_write(slot);
+
+	local_slots[i].used = true;
+	local_slots[i].last_used = ++use_clock;
+}
+
+/*
+ * ng_slots_note_parse
+ *		Called when a statement is parsed: remember whether it had
+ *		constants, and make sure its entry exists with its normalized text
+ *		if it had (the only moment a normalized text can be made).  Waits
+ *		for the partition lock if it must create the entry, never for
+ *		eviction.
+ */
+void
+ng_slots_note_parse(const NgKey *key, const NgTextSource *src)
+{
+	NgLocalEntry *le;
+	char	   *text;
+	int			text_len = 0;
+	dsa_pointer dp;
+	bool		has_text = false;
+	NgSharedEntry *entry;
+
+	if (!slots_attach())
+		return;
+	le = local_entry(key);
+	if (le->text_done)
+		return;
+	if (src->jstate == NULL || src->jstate->clocations_count == 0)
+	{
+		le->constants = NG_CONSTANTS_NONE;
+		return;
+	}
+	le->constants = NG_CONSTANTS_SOME;
+
+	text = ng_qtext_prepare(src, &text_len);
+	entry = slot_get_entry(key, ng_key_hash(key), text, text_len, false, true,
+						   &dp, &has_text);
+	if (text)
+		pfree(text);
+	le->text_done = (entry != NULL && has_text);
+}
+
+/*
+ * slots_trim_local_map
+ *		Forget what we know of keys that have no slot when the local map has
+ *		grown large (a backend running endless distinct statements).
+ */
+static void
+slots_trim_local_map(void)
+{
+	HASH_SEQ_STATUS seq;
+	NgLocalEntry *le;
+
+	if (hash_get_num_entries(local_map) <= 4L * ng_slots_per_backend + 1024)
+		return;
+	hash_seq_init(&seq, local_map);
+	while ((le = hash_seq_search(&seq)) != NULL)
+	{
+		if (le->slot < 0)
+			hash_search(local_map, &le->key, HASH_REMOVE, NULL);
+	}
+}
+
+/*
+ * ng_slots_maintenance
+ *		From time to time, at the end of a top-level statement: release the
+ *		slots this backend has not used since the last time (so idle
+ *		statements stop pinning entries), try to bind unbound slots, and
+ *		help bring the table down to max.  Never waits for a lock.
+ */
+void
+ng_slots_maintenance(void)
+{
+	TimestampTz now;
+
+	if (!slots_attached || my_area == NULL)
+		return;
+	now = GetCurrentStatementStartTimestamp();
+	if (!TimestampDifferenceExceeds(last_maintenance, now,
+									NG_MAINTENANCE_INTERVAL_MS))
+		return;
+	last_maintenance = now;
+
+	for (int i = 0; i < ng_slots_per_backend; i++)
+	{
+		NgLocalSlot *ls = &local_slots[i];
+
+		if (ls->owner == NULL)
+			continue;
+		if (!ls->used || ls->entry == NULL)
+		{
+			/*
+			 * Idle, or unbound: fold.  An unbound slot folds into the entry
+			 * if one exists by now; else it stays, unless idle.
+			 */
+			if (ls->entry == NULL && ls->used)
+			{
+				NgSlot	   *slot = ng_slot_at(my_area, i);
+				dsa_pointer dp;
+				bool		has_text;
+				NgSharedEntry *entry;
+
+				entry = slot_get_entry(&slot->key, ng_key_hash(&slot->key),
+									   NULL, 0, false, false, &dp, &has_text);
+				if (entry == NULL)
+				{
+					ls->used = false;
+					continue;
+				}
+			}
+			slot_release(i, false);
+		}
+		else
+			ls->used = false;
+	}
+
+	if (pg_atomic_read_u32(&ng_shared->entry_count) > (uint32) ng_max)
+		ng_evict_to_limit();
+	slots_trim_local_map();
+}
+
+/*
+ * slots_exit_callback
+ *		Fold every slot before the backend goes (waiting for locks: the
+ *		counts must not be lost).
+ */
+static void
+slots_exit_callback(int code, Datum arg)
+{
+	if (my_area == NULL || ng_area == NULL)
+		return;
+	/* an error may have left us holding locks; they are released by now */
+	for (int i = 0; i < ng_slots_per_backend; i++)
+		if (local_slots[i].owner != NULL)
+			slot_release(i, true);
+	my_area = NULL;
+}

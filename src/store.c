@@ -1,0 +1,557 @@
+/*-------------------------------------------------------------------------
+ *
+ * store.c
+ *		The shared store: main shared memory, the DSA area, and the
+ *		partitioned hash table of shared entries.
+ *
+ * Why a file of its own: everything that creates, finds or removes a shared
+ * entry is here, with the rules for doing so; the per-backend slots, the
+ * eviction policy and the SQL functions build on these primitives.
+ *
+ * Memory.  The postmaster creates, in main shared memory, the fixed state
+ * (NgSharedState), the first segment of a DSA area (created in place and
+ * pinned, so it lives as long as the server), and the slot areas of every
+ * backend (slots.c).  Backends attach to the DSA area lazily, on first use.
+ * Entries and query texts are DSA allocations; entry memory is bounded by
+ * the max setting, text memory by query_text_memory.
+ *
+ * Locking protocol.
+ *
+ * - The table has NG_NUM_PARTITIONS partitions, chosen by the key's hash.
+ *   Each has an LWLock guarding its bucket array, its chains and the
+ *   mutable fields of its entries (counters, text, usage, timestamps).
+ * - Shared mode: look up an entry, copy it (readers), pin it (bind a slot).
+ * - Exclusive mode: insert, unlink, fold slot counts into an entry, change
+ *   its text, usage or min/max generation.
+ * - At most one partition lock is held at a time, except by a full reset,
+ *   which takes all of them in index order.  Code that holds one partition
+ *   lock and wants another (eviction looking for room) only ever tries
+ *   LWLockConditionalAcquire, so no lock order is needed beyond that.
+ * - An entry's pins count the backend slots bound to it.  Pins change only
+ *   under the partition lock (shared mode suffices, hence the atomic), and
+ *   eviction and reset inspect them under the exclusive lock, when they
+ *   cannot change.  Eviction skips pinned entries.  A reset unlinks a pinned
+ *   entry and marks it dead; the backend that drops the last pin frees it.
+ * - entry_count is an atomic "reservation" counter: a backend reserves room
+ *   before it inserts (ng_entry_reserve), so the table never exceeds max
+ *   by more than the entries in flight, whatever the partitions do.
+ * - The info figures (NgSharedStats) are under the spinlock mutex, held
+ *   only to add to them or copy them.
+ *
+ * No ERROR is raised here while a partition lock is held except by
+ * can't-happen checks; allocations in the DSA area use DSA_ALLOC_NO_OOM and
+ * the callers degrade when they fail.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common/hashfn.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+#include "utils/timestamp.h"
+
+#include "pg_stat_statements_ng.h"
+
+NgSharedState *ng_shared = NULL;
+dsa_area   *ng_area = NULL;
+
+#define NG_INITIAL_BUCKETS		64
+
+static Size
+store_fixed_size(void)
+{
+	return MAXALIGN(sizeof(NgSharedState));
+}
+
+static Size
+store_total_size(void)
+{
+	Size		size = store_fixed_size();
+
+	size = add_size(size, MAXALIGN(NG_DSA_INITIAL_SIZE));
+	size = add_size(size, ng_slots_shmem_size());
+	return size;
+}
+
+static void *
+store_dsa_place(void)
+{
+	return (char *) ng_shared + store_fixed_size();
+}
+
+/*
+ * ng_store_slot_area_base
+ *		Start of the slot areas in main shared memory.
+ */
+char *
+ng_store_slot_area_base(void)
+{
+	return (char *) store_dsa_place() + MAXALIGN(NG_DSA_INITIAL_SIZE);
+}
+
+/*
+ * ng_store_num_slot_procs
+ *		How many processes have a slot area: every process that can run
+ *		queries (PGPROC numbers below MaxBackends).
+ */
+int
+ng_store_num_slot_procs(void)
+{
+	return MaxBackends;
+}
+
+/*
+ * ng_store_request_shmem
+ *		shmem_request_hook part: reserve main shared memory and the
+ *		partition locks.
+ */
+void
+ng_store_request_shmem(void)
+{
+	RequestAddinShmemSpace(store_total_size());
+	RequestNamedLWLockTranche(NG_NAME, NG_NUM_PARTITIONS);
+}
+
+/*
+ * ng_store_init_shmem
+ *		shmem_startup_hook part: create or find the shared state.  The
+ *		process that creates it (the postmaster, or a standalone backend)
+ *		also creates the DSA area in place and pins it.
+ */
+void
+ng_store_init_shmem(void)
+{
+	bool		found;
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	ng_shared = ShmemInitStruct(NG_NAME, store_total_size(), &found);
+	if (!found)
+	{
+		LWLockPadded *locks = GetNamedLWLockTranche(NG_NAME);
+		dsa_area   *area;
+
+		memset(ng_shared, 0, store_fixed_size());
+		pg_atomic_init_u32(&ng_shared->entry_count, 0);
+		pg_atomic_init_u64(&ng_shared->text_bytes, 0);
+		pg_atomic_init_u32(&ng_shared->clock_partition, 0);
+		pg_atomic_init_u32(&ng_shared->reset_in_progress, 0);
+		SpinLockInit(&ng_shared->mutex);
+		ng_shared->stats.stats_reset = GetCurrentTimestamp();
+		for (int i = 0; i < NG_NUM_PARTITIONS; i++)
+		{
+			NgSharedPartition *part = &ng_shared->partitions[i];
+
+			part->lock = &locks[i].lock;
+			part->buckets = InvalidDsaPointer;
+		}
+
+		ng_shared->dsa_tranche = ng_new_tranche_id_compat(NG_NAME "_dsa");
+		area = dsa_create_in_place(store_dsa_place(), NG_DSA_INITIAL_SIZE,
+								   ng_shared->dsa_tranche, NULL);
+		dsa_pin(area);
+		dsa_detach(area);
+
+		ng_slots_init_shmem(ng_store_slot_area_base());
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+static void
+store_detach_callback(int code, Datum arg)
+{
+	if (ng_area != NULL)
+	{
+		dsa_detach(ng_area);
+		dsa_release_in_place(store_dsa_place());
+		ng_area = NULL;
+	}
+}
+
+/*
+ * ng_store_attach
+ *		Attach this backend to the DSA area, once.  Returns false when the
+ *		library was not preloaded (no shared state exists).
+ */
+bool
+ng_store_attach(void)
+{
+	MemoryContext oldcxt;
+
+	if (ng_area != NULL)
+		return true;
+	if (ng_shared == NULL)
+		return false;
+
+	ng_register_tranche_compat(ng_shared->dsa_tranche, NG_NAME "_dsa");
+	oldcxt = MemoryContextSwitchTo(TopMemoryContext);
+	ng_area = dsa_attach_in_place(store_dsa_place(), NULL);
+	dsa_pin_mapping(ng_area);
+	MemoryContextSwitchTo(oldcxt);
+	before_shmem_exit(store_detach_callback, (Datum) 0);
+	return true;
+}
+
+/*
+ * ng_key_hash
+ *		Hash of a key; its low bits choose the partition, the next ones
+ *		the bucket.
+ */
+uint32
+ng_key_hash(const NgKey *key)
+{
+	return hash_bytes((const unsigned char *) key, sizeof(NgKey));
+}
+
+NgSharedPartition *
+ng_partition(uint32 hash)
+{
+	return &ng_shared->partitions[ng_partition_of_hash(hash)];
+}
+
+static inline uint32
+store_bucket_of(const NgSharedPartition *part, uint32 hash)
+{
+	return (hash / NG_NUM_PARTITIONS) & (part->nbuckets - 1);
+}
+
+static inline dsa_pointer *
+store_buckets(const NgSharedPartition *part)
+{
+	return (dsa_pointer *) dsa_get_address(ng_area, part->buckets);
+}
+
+/*
+ * ng_entry_lookup
+ *		Find the live entry of key in its partition.  Caller holds the
+ *		partition lock in any mode.  Returns NULL if there is none; else the
+ *		entry, with its DSA pointer in *dp.
+ */
+NgSharedEntry *
+ng_entry_lookup(NgSharedPartition *part, const NgKey *key, uint32 hash,
+				dsa_pointer *dp)
+{
+	dsa_pointer cur;
+
+	Assert(LWLockHeldByMe(part->lock));
+	if (part->nbuckets == 0)
+		return NULL;
+
+	cur = store_buckets(part)[store_bucket_of(part, hash)];
+	while (DsaPointerIsValid(cur))
+	{
+		NgSharedEntry *entry = dsa_get_address(ng_area, cur);
+
+		if (entry->hash == hash && memcmp(&entry->key, key, sizeof(NgKey)) == 0)
+		{
+			*dp = cur;
+			return entry;
+		}
+		cur = entry->next;
+	}
+	return NULL;
+}
+
+/*
+ * store_grow_buckets
+ *		Double the bucket array of a partition (or create it).  Caller holds
+ *		the partition lock exclusively.  If memory is short the array stays
+ *		as it is: chains get longer, nothing fails.
+ */
+static void
+store_grow_buckets(NgSharedPartition *part)
+{
+	uint32		newsize = part->nbuckets == 0 ? NG_INITIAL_BUCKETS : part->nbuckets * 2;
+	dsa_pointer newdp;
+	dsa_pointer *newb;
+
+	Assert(LWLockHeldByMeInMode(part->lock, LW_EXCLUSIVE));
+	newdp = dsa_allocate_extended(ng_area, sizeof(dsa_pointer) * newsize,
+								  DSA_ALLOC_NO_OOM | DSA_ALLOC_HUGE);
+	if (!DsaPointerIsValid(newdp))
+		return;
+	newb = dsa_get_address(ng_area, newdp);
+	for (uint32 i = 0; i < newsize; i++)
+		newb[i] = InvalidDsaPointer;
+
+	if (part->nbuckets > 0)
+	{
+		dsa_pointer *oldb = store_buckets(part);
+
+		for (uint32 i = 0; i < part->nbuckets; i++)
+		{
+			dsa_pointer cur = oldb[i];
+
+			while (DsaPointerIsValid(cur))
+			{
+				NgSharedEntry *entry = dsa_get_address(ng_area, cur);
+				dsa_pointer next = entry->next;
+				uint32		b = (entry->hash / NG_NUM_PARTITIONS) & (newsize - 1);
+
+				entry->next = newb[b];
+				newb[b] = cur;
+				cur = next;
+			}
+		}
+		dsa_free(ng_area, part->buckets);
+	}
+	part->buckets = newdp;
+	part->nbuckets = newsize;
+	part->clock_bucket = 0;
+}
+
+/*
+ * ng_entry_reserve
+ *		Reserve room for one more entry in the table.  Returns false if the
+ *		table already holds max entries.  A successful reservation is either
+ *		consumed by ng_entry_insert or returned with ng_entry_unreserve.
+ */
+bool
+ng_entry_reserve(void)
+{
+	uint32		cur = pg_atomic_read_u32(&ng_shared->entry_count);
+
+	while (cur < (uint32) ng_max)
+	{
+		if (pg_atomic_compare_exchange_u32(&ng_shared->entry_count, &cur, cur + 1))
+			return true;
+	}
+	return false;
+}
+
+void
+ng_entry_unreserve(void)
+{
+	pg_atomic_fetch_sub_u32(&ng_shared->entry_count, 1);
+}
+
+/*
+ * ng_entry_insert
+ *		Insert an entry for key, with the given text (which it then owns),
+ *		or find the one that is already there (*found = true; the text is
+ *		then not used, and the caller frees it).  Caller holds the partition
+ *		lock exclusively and has reserved room with ng_entry_reserve; the
+ *		reservation is consumed only if a new entry was inserted.  Returns
+ *		InvalidDsaPointer if DSA memory is exhausted.
+ */
+dsa_pointer
+ng_entry_insert(NgSharedPartition *part, const NgKey *key, uint32 hash,
+				dsa_pointer text, int text_len, int encoding, bool *found)
+{
+	NgSharedEntry *entry;
+	dsa_pointer dp;
+	dsa_pointer *buckets;
+	uint32		b;
+	TimestampTz now;
+
+	Assert(LWLockHeldByMeInMode(part->lock, LW_EXCLUSIVE));
+	entry = ng_entry_lookup(part, key, hash, &dp);
+	if (entry != NULL)
+	{
+		*found = true;
+		return dp;
+	}
+	*found = false;
+
+	if (part->nentries >= part->nbuckets)
+		store_grow_buckets(part);
+	if (part->nbuckets == 0)
+		return InvalidDsaPointer;
+
+	dp = dsa_allocate_extended(ng_area, sizeof(NgSharedEntry), DSA_ALLOC_NO_OOM);
+	if (!DsaPointerIsValid(dp))
+		return InvalidDsaPointer;
+	entry = dsa_get_address(ng_area, dp);
+	memset(entry, 0, sizeof(NgSharedEntry));
+	entry->key = *key;
+	entry->hash = hash;
+	pg_atomic_init_u32(&entry->pins, 0);
+	entry->dead = false;
+	entry->usage = 1;
+	entry->text = text;
+	entry->text_len = DsaPointerIsValid(text) ? text_len : 0;
+	entry->encoding = encoding;
+	now = GetCurrentTimestamp();
+	entry->stats_since = now;
+	entry->minmax_stats_since = now;
+
+	buckets = store_buckets(part);
+	b = store_bucket_of(part, hash);
+	entry->next = buckets[b];
+	buckets[b] = dp;
+	part->nentries++;
+	return dp;
+}
+
+/*
+ * ng_entry_unlink
+ *		Take an entry out of its partition's hash table and the entry count.
+ *		Its memory is not touched.  Caller holds the partition lock
+ *		exclusively.
+ */
+void
+ng_entry_unlink(NgSharedPartition *part, NgSharedEntry *entry, dsa_pointer dp)
+{
+	dsa_pointer *link;
+
+	Assert(LWLockHeldByMeInMode(part->lock, LW_EXCLUSIVE));
+	link = &store_buckets(part)[store_bucket_of(part, entry->hash)];
+	while (*link != dp)
+	{
+		NgSharedEntry *cur = dsa_get_address(ng_area, *link);
+
+		Assert(DsaPointerIsValid(*link));
+		link = &cur->next;
+	}
+	*link = entry->next;
+	entry->next = InvalidDsaPointer;
+	part->nentries--;
+	pg_atomic_fetch_sub_u32(&ng_shared->entry_count, 1);
+}
+
+/*
+ * ng_entry_release_memory
+ *		Free an unlinked entry and its text.  Caller holds the partition
+ *		lock exclusively and knows no slot is bound to the entry.
+ */
+void
+ng_entry_release_memory(NgSharedEntry *entry, dsa_pointer dp)
+{
+	Assert(pg_atomic_read_u32(&entry->pins) == 0);
+	if (DsaPointerIsValid(entry->text))
+		ng_qtext_free(entry->text, entry->text_len);
+	dsa_free(ng_area, dp);
+}
+
+/*
+ * ng_entry_drop
+ *		Remove an entry, as a reset does: unlink it, free its text, and free
+ *		it unless slots are bound to it, in which case it is marked dead and
+ *		the last of them frees it.  Caller holds the partition lock
+ *		exclusively.
+ */
+void
+ng_entry_drop(NgSharedPartition *part, NgSharedEntry *entry, dsa_pointer dp)
+{
+	ng_entry_unlink(part, entry, dp);
+	if (DsaPointerIsValid(entry->text))
+	{
+		ng_qtext_free(entry->text, entry->text_len);
+		entry->text = InvalidDsaPointer;
+		entry->text_len = 0;
+	}
+	if (pg_atomic_read_u32(&entry->pins) == 0)
+		ng_entry_release_memory(entry, dp);
+	else
+		entry->dead = true;
+}
+
+/*
+ * ng_count_stat
+ *		Add n to one of the info view's figures.
+ */
+void
+ng_count_stat(int64 *field, int64 n)
+{
+	SpinLockAcquire(&ng_shared->mutex);
+	*field += n;
+	SpinLockRelease(&ng_shared->mutex);
+}
+
+static bool
+reset_matches(const NgSharedEntry *entry, Oid userid, Oid dbid, uint64 queryid)
+{
+	return (userid == InvalidOid || entry->key.userid == userid) &&
+		(dbid == InvalidOid || entry->key.dbid == dbid) &&
+		(queryid == 0 || entry->key.queryid == queryid);
+}
+
+/*
+ * reset_partition
+ *		Apply a reset to one partition.  Caller holds its lock exclusively.
+ */
+static void
+reset_partition(NgSharedPartition *part, Oid userid, Oid dbid, uint64 queryid,
+				bool minmax_only, TimestampTz now)
+{
+	dsa_pointer *buckets;
+
+	Assert(LWLockHeldByMeInMode(part->lock, LW_EXCLUSIVE));
+	if (!minmax_only)
+		part->generation++;
+	if (part->nbuckets == 0)
+		return;
+
+	buckets = store_buckets(part);
+	for (uint32 b = 0; b < part->nbuckets; b++)
+	{
+		dsa_pointer cur = buckets[b];
+
+		while (DsaPointerIsValid(cur))
+		{
+			NgSharedEntry *entry = dsa_get_address(ng_area, cur);
+			dsa_pointer next = entry->next;
+
+			if (reset_matches(entry, userid, dbid, queryid))
+			{
+				if (minmax_only)
+				{
+					ng_counters_clear_minmax(&entry->counters);
+					entry->minmax_generation++;
+					entry->minmax_stats_since = now;
+				}
+				else
+					ng_entry_drop(part, entry, cur);
+			}
+			cur = next;
+		}
+	}
+}
+
+/*
+ * ng_store_reset
+ *		pg_stat_statements_reset semantics: remove the entries matching the
+ *		filter (0 matches anything), or with minmax_only reset their min and
+ *		max.  With no filter and not minmax_only, everything is removed and
+ *		the info figures start afresh.  Returns the reset time.
+ *
+ * Only the full reset holds every partition at once, so that no reader or
+ * backend sees a half-reset table.  Counts that backends hold in slots bound
+ * to removed entries are void (the entries are dead); counts in unbound
+ * slots are void through the partition generation.
+ */
+TimestampTz
+ng_store_reset(Oid userid, Oid dbid, uint64 queryid, bool minmax_only)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	bool		full = (userid == InvalidOid && dbid == InvalidOid &&
+						queryid == 0 && !minmax_only);
+
+	if (full)
+	{
+		for (int i = 0; i < NG_NUM_PARTITIONS; i++)
+			LWLockAcquire(ng_shared->partitions[i].lock, LW_EXCLUSIVE);
+		for (int i = 0; i < NG_NUM_PARTITIONS; i++)
+			reset_partition(&ng_shared->partitions[i], userid, dbid, queryid,
+							false, now);
+		SpinLockAcquire(&ng_shared->mutex);
+		memset(&ng_shared->stats, 0, sizeof(NgSharedStats));
+		ng_shared->stats.stats_reset = now;
+		SpinLockRelease(&ng_shared->mutex);
+		for (int i = NG_NUM_PARTITIONS - 1; i >= 0; i--)
+			LWLockRelease(ng_shared->partitions[i].lock);
+	}
+	else
+	{
+		for (int i = 0; i < NG_NUM_PARTITIONS; i++)
+		{
+			NgSharedPartition *part = &ng_shared->partitions[i];
+
+			LWLockAcquire(part->lock, LW_EXCLUSIVE);
+			reset_partition(part, userid, dbid, queryid, minmax_only, now);
+			LWLockRelease(part->lock);
+		}
+	}
+	return now;
+}
