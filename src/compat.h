@@ -91,13 +91,22 @@ ng_register_tranche_compat(int tranche_id, const char *name)
 #if PG_VERSION_NUM >= 160000
 #define NG_UTILITY_NOT_COUNTED(node) \
 	(IsA((node), ExecuteStmt) || IsA((node), PrepareStmt))
-/* and from 16 on these two do not open a nesting level */
-#define NG_UTILITY_BUMPS_LEVEL(node) (!NG_UTILITY_NOT_COUNTED(node))
 #else
 #define NG_UTILITY_NOT_COUNTED(node) \
 	(IsA((node), ExecuteStmt) || IsA((node), PrepareStmt) || \
 	 IsA((node), DeallocateStmt))
-#define NG_UTILITY_BUMPS_LEVEL(node) (true)
+#endif
+
+/*
+ * Whether a utility statement opens a nesting level for what it runs.
+ * From 17 on, every utility statement but EXECUTE and PREPARE does, counted
+ * or not; before, only a counted one did.
+ */
+#if PG_VERSION_NUM >= 170000
+#define NG_UTILITY_BUMPS_LEVEL(node, counted) \
+	(!IsA((node), ExecuteStmt) && !IsA((node), PrepareStmt))
+#else
+#define NG_UTILITY_BUMPS_LEVEL(node, counted) (counted)
 #endif
 
 /* ---- buffer and WAL usage fields ---- */

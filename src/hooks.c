@@ -292,7 +292,7 @@ ng_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	bool		enabled = ng_shared != NULL && ng_track_utility &&
 		ng_enabled(nesting_level);
 	bool		measure = enabled && !NG_UTILITY_NOT_COUNTED(parsetree);
-	bool		bump = measure || NG_UTILITY_BUMPS_LEVEL(parsetree);
+	bool		bump = NG_UTILITY_BUMPS_LEVEL(parsetree, measure);
 	instr_time	start;
 	instr_time	duration;
 	BufferUsage bufusage_start = pgBufferUsage;

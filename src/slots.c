@@ -74,7 +74,8 @@ typedef struct NgLocalEntry
 	NgKey		key;			/* hash key: must be first */
 	int			slot;			/* my slot counting it, or -1 */
 	NgConstants constants;
-	bool		text_done;		/* its shared entry has a text */
+	bool		text_done;		/* its shared entry has a text ... */
+	uint32		text_generation;	/* ... as of this partition generation */
 } NgLocalEntry;
 
 /* Backend-local bookkeeping of one of my slots */
@@ -244,6 +245,7 @@ local_entry(const NgKey *key)
 		le->slot = -1;
 		le->constants = NG_CONSTANTS_UNKNOWN;
 		le->text_done = false;
+		le->text_generation = 0;
 	}
 	return le;
 }
@@ -525,6 +527,7 @@ slot_bind(NgLocalEntry *le, const NgTextSource *src)
 	if (text)
 		pfree(text);
 	le->text_done = (entry != NULL && has_text);
+	le->text_generation = part->generation;
 
 	slot_begin_write(slot);
 	slot->in_use = true;
@@ -661,11 +664,20 @@ ng_slots_note_parse(const NgKey *key, const NgTextSource *src)
 	dsa_pointer dp;
 	bool		has_text = false;
 	NgSharedEntry *entry;
+	uint32		hash;
+	NgSharedPartition *part;
 
 	if (!slots_attach())
 		return;
 	le = local_entry(key);
-	if (le->text_done)
+	hash = ng_key_hash(key);
+	part = ng_partition(hash);
+
+	/*
+	 * Known to have its text?  A reset since then (the partition generation
+	 * moved) may have removed the entry: look again.
+	 */
+	if (le->text_done && le->text_generation == part->generation)
 		return;
 	if (src->jstate == NULL || src->jstate->clocations_count == 0)
 	{
@@ -674,8 +686,9 @@ ng_slots_note_parse(const NgKey *key, const NgTextSource *src)
 	}
 	le->constants = NG_CONSTANTS_SOME;
 
+	le->text_generation = part->generation;
 	text = ng_qtext_prepare(src, &text_len);
-	entry = slot_get_entry(key, ng_key_hash(key), text, text_len, false, true,
+	entry = slot_get_entry(key, hash, text, text_len, false, true,
 						   &dp, &has_text);
 	if (text)
 		pfree(text);

@@ -1,0 +1,30 @@
+--
+-- The info view and the settings
+--
+SELECT pg_stat_statements_ng_reset() IS NOT NULL AS t;
+SELECT dealloc, entries, max, evicted_calls, evicted_exec_time,
+       last_eviction_time, query_text_memory_used, query_text_memory_max,
+       texts_dropped, entries_refused, counts_discarded
+  FROM pg_stat_statements_ng_info;
+
+SELECT 'one' AS a;
+SELECT 'two' AS a, 2 AS b;
+-- entries: the reset, the first info query, the two statements above, and
+-- this query (its entry is made when it is parsed)
+SELECT entries, query_text_memory_used > 0 AS texts_kept
+  FROM pg_stat_statements_ng_info;
+-- text memory is exactly the stored texts, each with its terminator
+SELECT (SELECT sum(octet_length(query) + 1) FROM pg_stat_statements_ng)
+       = query_text_memory_used AS text_bytes_exact
+  FROM pg_stat_statements_ng_info;
+
+-- the settings, with their defaults
+SELECT name, setting, unit, context FROM pg_settings
+ WHERE name LIKE 'pg_stat_statements_ng.%' ORDER BY name;
+
+-- bad values are refused
+SET pg_stat_statements_ng.track = 'sometimes';
+SET pg_stat_statements_ng.max = 10;
+ALTER SYSTEM SET pg_stat_statements_ng.max = 10;
+SET pg_stat_statements_ng.slots_per_backend = 16;
+SET pg_stat_statements_ng.no_such_setting = 1;
