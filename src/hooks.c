@@ -119,6 +119,7 @@ ng_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
 	src.len = query->stmt_len;
 	src.jstate = jstate;
 	ng_slots_note_parse(&key, &src);
+	ng_log_losses();
 }
 
 static void
@@ -136,6 +137,7 @@ ng_count(uint64 queryid, const char *query, int location, int len,
 	ng_slots_count(&key, sample, &src);
 	if (nesting_level == 0)
 		ng_slots_maintenance();
+	ng_log_losses();
 }
 
 static PlannedStmt *

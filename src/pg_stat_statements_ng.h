@@ -218,7 +218,7 @@ typedef struct NgSharedState
 	pg_atomic_uint32 entry_count;	/* live entries in all partitions */
 	pg_atomic_uint64 text_bytes;	/* DSA bytes held by texts */
 	pg_atomic_uint32 clock_partition;	/* eviction: next partition */
-	pg_atomic_uint32 reset_in_progress; /* informs the bulk evictor */
+	pg_atomic_uint32 losses_logged; /* NgLoss bits already logged */
 	slock_t		mutex;			/* protects stats */
 	NgSharedStats stats;
 	NgSharedPartition partitions[NG_NUM_PARTITIONS];
@@ -316,6 +316,18 @@ extern void ng_entry_unreserve(void);
 extern TimestampTz ng_store_reset(Oid userid, Oid dbid, uint64 queryid,
 								  bool minmax_only);
 extern void ng_count_stat(int64 *field, int64 n);
+
+/* Kinds of degradation, each logged once per server until the next reset */
+typedef enum NgLoss
+{
+	NG_LOSS_TEXT_MEMORY = 0,	/* a text did not fit query_text_memory */
+	NG_LOSS_TABLE_FULL,			/* no entry could be made room for */
+	NG_LOSS_COUNTS,				/* counts were discarded */
+	NG_NUM_LOSSES
+} NgLoss;
+
+extern void ng_note_loss(NgLoss loss, int64 n);
+extern void ng_log_losses(void);
 
 /* ----------------------------------------------------------------
  * Functions in evict.c

@@ -317,7 +317,7 @@ slot_get_entry(const NgKey *key, uint32 hash, const char *text, int text_len,
 	{
 		tdp = ng_qtext_store(text, text_len);
 		if (!DsaPointerIsValid(tdp))
-			ng_count_stat(&ng_shared->stats.texts_dropped, 1);
+			ng_note_loss(NG_LOSS_TEXT_MEMORY, 1);
 	}
 
 	if (wait)
@@ -346,7 +346,7 @@ slot_get_entry(const NgKey *key, uint32 hash, const char *text, int text_len,
 		}
 	}
 	else if (entry == NULL)
-		ng_count_stat(&ng_shared->stats.entries_refused, 1);
+		ng_note_loss(NG_LOSS_TABLE_FULL, 1);
 	if (entry != NULL && !DsaPointerIsValid(entry->text) &&
 		DsaPointerIsValid(tdp))
 	{
@@ -416,7 +416,7 @@ slot_fold_locked(int i)
 			ng_evict_earn_usage(entry, counts.calls[NG_EXEC] + counts.calls[NG_PLAN]);
 		}
 		else
-			ng_count_stat(&ng_shared->stats.counts_discarded,
+			ng_note_loss(NG_LOSS_COUNTS,
 						  counts.calls[NG_EXEC] + counts.calls[NG_PLAN]);
 	}
 
@@ -578,7 +578,7 @@ count_direct(NgLocalEntry *le, const NgSample *sample, const NgTextSource *src)
 	}
 	LWLockRelease(part->lock);
 	if (entry == NULL)
-		ng_count_stat(&ng_shared->stats.counts_discarded, 1);
+		ng_note_loss(NG_LOSS_COUNTS, 1);
 }
 
 /*

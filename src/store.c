@@ -136,7 +136,7 @@ ng_store_init_shmem(void)
 		pg_atomic_init_u32(&ng_shared->entry_count, 0);
 		pg_atomic_init_u64(&ng_shared->text_bytes, 0);
 		pg_atomic_init_u32(&ng_shared->clock_partition, 0);
-		pg_atomic_init_u32(&ng_shared->reset_in_progress, 0);
+		pg_atomic_init_u32(&ng_shared->losses_logged, 0);
 		SpinLockInit(&ng_shared->mutex);
 		ng_shared->stats.stats_reset = GetCurrentTimestamp();
 		for (int i = 0; i < NG_NUM_PARTITIONS; i++)
@@ -459,6 +459,73 @@ ng_count_stat(int64 *field, int64 n)
 	SpinLockRelease(&ng_shared->mutex);
 }
 
+/* losses this backend noted and has not yet logged (bit per NgLoss) */
+static uint32 pending_loss_logs = 0;
+
+/*
+ * ng_note_loss
+ *		Count a degradation in the info figures, and remember to log it.
+ *		Safe under a partition lock: it only takes the spinlock and sets a
+ *		backend-local bit; ng_log_losses does the logging later.
+ */
+void
+ng_note_loss(NgLoss loss, int64 n)
+{
+	int64	   *field;
+
+	switch (loss)
+	{
+		case NG_LOSS_TEXT_MEMORY:
+			field = &ng_shared->stats.texts_dropped;
+			break;
+		case NG_LOSS_TABLE_FULL:
+			field = &ng_shared->stats.entries_refused;
+			break;
+		default:
+			field = &ng_shared->stats.counts_discarded;
+			break;
+	}
+	ng_count_stat(field, n);
+	if ((pg_atomic_read_u32(&ng_shared->losses_logged) & (1U << loss)) == 0)
+		pending_loss_logs |= (1U << loss);
+}
+
+/*
+ * ng_log_losses
+ *		Log each kind of loss once per server (until a full reset), from
+ *		whichever backend noted it first.  Caller holds no lock of ours.
+ */
+void
+ng_log_losses(void)
+{
+	static const char *const messages[NG_NUM_LOSSES] = {
+		"pg_stat_statements_ng: query text memory is full; new statements are tracked without text",
+		"pg_stat_statements_ng: the statement table is full and nothing can be evicted now; new statements are counted in backend slots until there is room",
+		"pg_stat_statements_ng: counts of statements that could get no entry were discarded",
+	};
+	static const char *const hints[NG_NUM_LOSSES] = {
+		"Raise pg_stat_statements_ng.query_text_memory.",
+		"Raise pg_stat_statements_ng.max.",
+		"Raise pg_stat_statements_ng.max or pg_stat_statements_ng.slots_per_backend.",
+	};
+
+	if (likely(pending_loss_logs == 0))
+		return;
+	for (int loss = 0; loss < NG_NUM_LOSSES; loss++)
+	{
+		uint32		bit = 1U << loss;
+
+		if ((pending_loss_logs & bit) == 0)
+			continue;
+		if ((pg_atomic_fetch_or_u32(&ng_shared->losses_logged, bit) & bit) == 0)
+			ereport(LOG,
+					(errmsg("%s", messages[loss]),
+					 errdetail("This is logged once; pg_stat_statements_ng_info counts every occurrence."),
+					 errhint("%s", hints[loss])));
+	}
+	pending_loss_logs = 0;
+}
+
 static bool
 reset_matches(const NgSharedEntry *entry, Oid userid, Oid dbid, uint64 queryid)
 {
@@ -539,6 +606,7 @@ ng_store_reset(Oid userid, Oid dbid, uint64 queryid, bool minmax_only)
 		memset(&ng_shared->stats, 0, sizeof(NgSharedStats));
 		ng_shared->stats.stats_reset = now;
 		SpinLockRelease(&ng_shared->mutex);
+		pg_atomic_write_u32(&ng_shared->losses_logged, 0);
 		for (int i = NG_NUM_PARTITIONS - 1; i >= 0; i--)
 			LWLockRelease(ng_shared->partitions[i].lock);
 	}
