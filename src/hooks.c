@@ -149,11 +149,15 @@ ng_planner(NG_PLANNER_ARGS)
 						   parse->queryId != UINT64CONST(0));
 	instr_time	start;
 	instr_time	duration;
-	BufferUsage bufusage_start = pgBufferUsage;
-	WalUsage	walusage_start = pgWalUsage;
+	BufferUsage bufusage_start;
+	WalUsage	walusage_start;
 
 	if (measure)
+	{
+		bufusage_start = pgBufferUsage;
+		walusage_start = pgWalUsage;
 		INSTR_TIME_SET_CURRENT(start);
+	}
 
 	nesting_level++;
 	PG_TRY();
@@ -297,8 +301,8 @@ ng_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	bool		bump = NG_UTILITY_BUMPS_LEVEL(parsetree, measure);
 	instr_time	start;
 	instr_time	duration;
-	BufferUsage bufusage_start = pgBufferUsage;
-	WalUsage	walusage_start = pgWalUsage;
+	BufferUsage bufusage_start;
+	WalUsage	walusage_start;
 
 	/*
 	 * The statement is measured here as a whole; keep the executor hooks from
@@ -309,7 +313,11 @@ ng_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 		pstmt->queryId = UINT64CONST(0);
 
 	if (measure)
+	{
+		bufusage_start = pgBufferUsage;
+		walusage_start = pgWalUsage;
 		INSTR_TIME_SET_CURRENT(start);
+	}
 
 	if (bump)
 		nesting_level++;

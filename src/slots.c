@@ -71,17 +71,40 @@ typedef enum NgConstants
 /* Backend-local: what this backend knows about one key */
 typedef struct NgLocalEntry
 {
-	NgKey		key;			/* hash key: must be first */
+	NgKey		key;			/* hash key */
+	uint32		hash;			/* ng_key_hash(key) */
+	char		status;			/* for simplehash */
 	int			slot;			/* my slot counting it, or -1 */
 	NgConstants constants;
 	bool		text_done;		/* its shared entry has a text ... */
 	uint32		text_generation;	/* ... as of this partition generation */
 } NgLocalEntry;
 
+/*
+ * The map from key to NgLocalEntry: a simplehash table (open addressing,
+ * inlined), keyed with the same cheap hash that picks the partition, so the
+ * hot path computes one hash and probes one array.  Entries move when the
+ * table changes, so nothing keeps pointers to them across an insert or a
+ * delete.
+ */
+#define SH_PREFIX			nglocal
+#define SH_ELEMENT_TYPE		NgLocalEntry
+#define SH_KEY_TYPE			NgKey
+#define SH_KEY				key
+#define SH_HASH_KEY(tb, k)	ng_key_hash(&(k))
+#define SH_EQUAL(tb, a, b)	(memcmp(&(a), &(b), sizeof(NgKey)) == 0)
+#define SH_STORE_HASH
+#define SH_GET_HASH(tb, a)	((a)->hash)
+#define SH_SCOPE			static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
 /* Backend-local bookkeeping of one of my slots */
 typedef struct NgLocalSlot
 {
-	NgLocalEntry *owner;		/* NULL if the slot is free */
+	bool		in_use;
+	NgKey		key;			/* the key it counts for, when in use */
 	NgSharedEntry *entry;		/* bound entry (address), or NULL */
 	uint64		last_used;		/* use_clock at last count */
 	bool		used;			/* counted since the last maintenance */
@@ -89,7 +112,7 @@ typedef struct NgLocalSlot
 
 static NgBackendSlots *my_area = NULL;
 static NgLocalSlot *local_slots = NULL;
-static HTAB *local_map = NULL;
+static nglocal_hash *local_map = NULL;
 static uint64 use_clock = 0;
 static TimestampTz last_maintenance = 0;
 static bool slots_attached = false;
@@ -201,7 +224,6 @@ static void slots_exit_callback(int code, Datum arg);
 static bool
 slots_attach(void)
 {
-	HASHCTL		ctl;
 	int			procno;
 
 	if (slots_attached)
@@ -212,11 +234,7 @@ slots_attach(void)
 		return false;
 	}
 
-	ctl.keysize = sizeof(NgKey);
-	ctl.entrysize = sizeof(NgLocalEntry);
-	ctl.hcxt = TopMemoryContext;
-	local_map = hash_create("pg_stat_statements_ng local keys", 256, &ctl,
-							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	local_map = nglocal_create(TopMemoryContext, 256, NULL);
 
 	procno = NG_MY_PROC_NUMBER();
 	if (procno >= 0 && procno < ng_store_num_slot_procs())
@@ -234,11 +252,17 @@ slots_attach(void)
 	return true;
 }
 
+/*
+ * local_entry
+ *		This backend's entry for key (hash = ng_key_hash(key)), created if
+ *		new.  The pointer is valid until the next insert into or delete from
+ *		the local map.
+ */
 static NgLocalEntry *
-local_entry(const NgKey *key)
+local_entry(const NgKey *key, uint32 hash)
 {
 	bool		found;
-	NgLocalEntry *le = hash_search(local_map, key, HASH_ENTER, &found);
+	NgLocalEntry *le = nglocal_insert_hash(local_map, *key, hash, &found);
 
 	if (!found)
 	{
@@ -427,9 +451,13 @@ slot_fold_locked(int i)
 	my_area->partition_of[i] = NG_SLOT_FREE;
 	slot_end_write(slot);
 
-	if (ls->owner != NULL)
-		ls->owner->slot = -1;
-	ls->owner = NULL;
+	{
+		NgLocalEntry *le = nglocal_lookup(local_map, ls->key);
+
+		if (le != NULL)
+			le->slot = -1;
+	}
+	ls->in_use = false;
 	ls->entry = NULL;
 	ls->used = false;
 }
@@ -470,7 +498,7 @@ slot_find_free(void)
 	int			nvictims = 0;
 
 	for (int i = 0; i < ng_slots_per_backend; i++)
-		if (local_slots[i].owner == NULL)
+		if (!local_slots[i].in_use)
 			return i;
 
 	/* the least recently used slots, bound ones first */
@@ -514,7 +542,7 @@ slot_bind(NgLocalEntry *le, const NgTextSource *src)
 {
 	int			i = slot_find_free();
 	NgSlot	   *slot = ng_slot_at(my_area, i);
-	uint32		hash = ng_key_hash(&le->key);
+	uint32		hash = le->hash;
 	NgSharedPartition *part = ng_partition(hash);
 	int			text_len = 0;
 	char	   *text = slot_text(le, src, &text_len);
@@ -540,7 +568,8 @@ slot_bind(NgLocalEntry *le, const NgTextSource *src)
 	my_area->partition_of[i] = slot->partition;
 	slot_end_write(slot);
 
-	local_slots[i].owner = le;
+	local_slots[i].in_use = true;
+	local_slots[i].key = le->key;
 	local_slots[i].entry = entry;
 	local_slots[i].used = false;
 	le->slot = i;
@@ -556,7 +585,7 @@ slot_bind(NgLocalEntry *le, const NgTextSource *src)
 static void
 count_direct(NgLocalEntry *le, const NgSample *sample, const NgTextSource *src)
 {
-	uint32		hash = ng_key_hash(&le->key);
+	uint32		hash = le->hash;
 	NgSharedPartition *part = ng_partition(hash);
 	int			text_len = 0;
 	char	   *text = slot_text(le, src, &text_len);
@@ -600,7 +629,7 @@ ng_slots_count(const NgKey *key, const NgSample *sample, const NgTextSource *src
 
 	if (!slots_attach())
 		return;
-	le = local_entry(key);
+	le = local_entry(key, ng_key_hash(key));
 	if (my_area == NULL)
 	{
 		count_direct(le, sample, src);
@@ -669,8 +698,8 @@ ng_slots_note_parse(const NgKey *key, const NgTextSource *src)
 
 	if (!slots_attach())
 		return;
-	le = local_entry(key);
 	hash = ng_key_hash(key);
+	le = local_entry(key, hash);
 	part = ng_partition(hash);
 
 	/*
@@ -703,17 +732,30 @@ ng_slots_note_parse(const NgKey *key, const NgTextSource *src)
 static void
 slots_trim_local_map(void)
 {
-	HASH_SEQ_STATUS seq;
+	nglocal_iterator iter;
 	NgLocalEntry *le;
+	nglocal_hash *kept;
 
-	if (hash_get_num_entries(local_map) <= 4L * ng_slots_per_backend + 1024)
+	if (local_map->members <= 4 * (uint32) ng_slots_per_backend + 1024)
 		return;
-	hash_seq_init(&seq, local_map);
-	while ((le = hash_seq_search(&seq)) != NULL)
+	kept = nglocal_create(TopMemoryContext, 2 * ng_slots_per_backend, NULL);
+	nglocal_start_iterate(local_map, &iter);
+	while ((le = nglocal_iterate(local_map, &iter)) != NULL)
 	{
-		if (le->slot < 0)
-			hash_search(local_map, &le->key, HASH_REMOVE, NULL);
+		if (le->slot >= 0)
+		{
+			bool		found;
+			NgLocalEntry *copy = nglocal_insert_hash(kept, le->key, le->hash,
+													 &found);
+
+			copy->slot = le->slot;
+			copy->constants = le->constants;
+			copy->text_done = le->text_done;
+			copy->text_generation = le->text_generation;
+		}
 	}
+	nglocal_destroy(local_map);
+	local_map = kept;
 }
 
 /*
@@ -731,8 +773,7 @@ ng_slots_maintenance(void)
 	if (!slots_attached || my_area == NULL)
 		return;
 	now = GetCurrentStatementStartTimestamp();
-	if (!TimestampDifferenceExceeds(last_maintenance, now,
-									NG_MAINTENANCE_INTERVAL_MS))
+	if (now - last_maintenance < NG_MAINTENANCE_INTERVAL_MS * (TimestampTz) 1000)
 		return;
 	last_maintenance = now;
 
@@ -740,7 +781,7 @@ ng_slots_maintenance(void)
 	{
 		NgLocalSlot *ls = &local_slots[i];
 
-		if (ls->owner == NULL)
+		if (!ls->in_use)
 			continue;
 		if (!ls->used || ls->entry == NULL)
 		{
@@ -786,7 +827,7 @@ slots_exit_callback(int code, Datum arg)
 		return;
 	/* an error may have left us holding locks; they are released by now */
 	for (int i = 0; i < ng_slots_per_backend; i++)
-		if (local_slots[i].owner != NULL)
+		if (local_slots[i].in_use)
 			slot_release(i, true);
 	my_area = NULL;
 }
