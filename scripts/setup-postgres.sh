@@ -78,5 +78,25 @@ build_major() {
 for major in ${PGSSNG_BUILD_MAJORS:-17 18}; do
 	build_major "$major"
 done
+
+# pgindent and pg_bsd_indent, from 18's source tree, for the format check
+if [ ! -x "$PGSSNG_CACHE/pgindent/pg_bsd_indent" ]; then
+	log "building pg_bsd_indent"
+	dir=$(mktemp -d "$PGSSNG_CACHE/build-indent.XXXXXX")
+	(
+		cd "$dir"
+		apt-get source --download-only postgresql-18 >/dev/null 2>&1
+		tar xjf postgresql-18_*.orig.tar.bz2 --wildcards '*/src/tools/pg_bsd_indent/*' '*/src/tools/pgindent/*'
+		src=$(echo postgresql-18.*/src/tools)
+		pg="$PGSSNG_CACHE/pg18"
+		mkdir -p "$PGSSNG_CACHE/pgindent"
+		cp "$src/pgindent/pgindent" "$src/pgindent/typedefs.list" "$PGSSNG_CACHE/pgindent/"
+		cd "$src/pg_bsd_indent"
+		gcc -O2 -I. -I"$pg/include/postgresql/server" -I"$pg/include/postgresql/internal" \
+			args.c err.c indent.c io.c lexi.c parse.c pr_comment.c \
+			-L"$pg/lib" -lpgcommon -lpgport -o "$PGSSNG_CACHE/pgindent/pg_bsd_indent"
+	)
+	rm -rf "$dir"
+fi
 ln -sfn /usr/lib/postgresql/15 "$PGSSNG_CACHE/pg15"
 log "PostgreSQL ready: $(ls -d "$PGSSNG_CACHE"/pg[0-9]* | tr '\n' ' ')"

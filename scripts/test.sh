@@ -72,6 +72,15 @@ run_major() {
 	fi
 }
 
+log "format: pgindent --check"
+if bash "$here/pgindent.sh" --check; then
+	echo "ok - pgindent"
+	passed=$((passed + 1))
+else
+	echo "not ok - pgindent: run scripts/pgindent.sh"
+	failed=$((failed + 1)); failures+=("pgindent")
+fi
+
 for major in $PGSSNG_MAJORS; do
 	run_major "$major"
 done

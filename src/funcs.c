@@ -54,7 +54,7 @@ typedef struct ReadRow
 	dsa_pointer entry;			/* InvalidDsaPointer: slots only */
 	uint32		minmax_generation;
 	NgCounters	counters;
-	char	   *text;
+	char	   *qtext;
 	int			text_len;
 	int			encoding;
 	TimestampTz stats_since;
@@ -104,13 +104,13 @@ read_partition(int p, HTAB *rows, bool showtext)
 				row->stats_since = entry->stats_since;
 				row->minmax_stats_since = entry->minmax_stats_since;
 				row->encoding = entry->encoding;
-				row->text = NULL;
+				row->qtext = NULL;
 				row->text_len = 0;
-				if (showtext && DsaPointerIsValid(entry->text))
+				if (showtext && DsaPointerIsValid(entry->qtext))
 				{
 					row->text_len = entry->text_len;
-					row->text = palloc(entry->text_len + 1);
-					memcpy(row->text, dsa_get_address(ng_area, entry->text),
+					row->qtext = palloc(entry->text_len + 1);
+					memcpy(row->qtext, dsa_get_address(ng_area, entry->qtext),
 						   entry->text_len + 1);
 				}
 				cur = entry->next;
@@ -154,7 +154,7 @@ read_partition(int p, HTAB *rows, bool showtext)
 					row->entry = InvalidDsaPointer;
 					row->minmax_generation = 0;
 					memset(&row->counters, 0, sizeof(NgCounters));
-					row->text = NULL;
+					row->qtext = NULL;
 					row->text_len = 0;
 					row->encoding = GetDatabaseEncoding();
 					row->stats_since = now;
@@ -203,12 +203,12 @@ emit_row(ReturnSetInfo *rsinfo, const ReadRow *row, bool showtext,
 
 	if (!visible)
 		values[i++] = CStringGetTextDatum("<insufficient privilege>");
-	else if (showtext && row->text != NULL)
+	else if (showtext && row->qtext != NULL)
 	{
-		char	   *enc = pg_any_to_server(row->text, row->text_len, row->encoding);
+		char	   *enc = pg_any_to_server(row->qtext, row->text_len, row->encoding);
 
 		values[i++] = CStringGetTextDatum(enc);
-		if (enc != row->text)
+		if (enc != row->qtext)
 			pfree(enc);
 	}
 	else
@@ -309,8 +309,8 @@ pg_stat_statements_ng_1_0(PG_FUNCTION_ARGS)
 		while ((row = hash_seq_search(&seq)) != NULL)
 		{
 			emit_row(rsinfo, row, showtext, allowed);
-			if (row->text)
-				pfree(row->text);
+			if (row->qtext)
+				pfree(row->qtext);
 		}
 		hash_destroy(rows);
 	}

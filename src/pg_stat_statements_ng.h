@@ -155,16 +155,16 @@ typedef struct NgSharedEntry
 	/*
 	 * Number of backend slots bound to this entry.  Changed with the
 	 * partition lock held in at least shared mode; read under the partition
-	 * lock in exclusive mode by eviction and reset, so it cannot change
-	 * while they look.
+	 * lock in exclusive mode by eviction and reset, so it cannot change while
+	 * they look.
 	 */
 	pg_atomic_uint32 pins;
 
 	/*
-	 * Set, with the partition lock held exclusively, when a reset removes
-	 * an entry that slots are still bound to: the entry is out of the hash
-	 * and its memory is freed by whoever drops the last pin.  Bound slots
-	 * read it without a lock.
+	 * Set, with the partition lock held exclusively, when a reset removes an
+	 * entry that slots are still bound to: the entry is out of the hash and
+	 * its memory is freed by whoever drops the last pin.  Bound slots read it
+	 * without a lock.
 	 */
 	bool		dead;
 
@@ -172,7 +172,7 @@ typedef struct NgSharedEntry
 	uint32		minmax_generation;
 
 	uint32		usage;			/* partition lock, exclusive to write */
-	dsa_pointer text;			/* partition lock; InvalidDsaPointer: none */
+	dsa_pointer qtext;			/* partition lock; InvalidDsaPointer: none */
 	int			text_len;		/* partition lock */
 	int			encoding;		/* partition lock */
 	TimestampTz stats_since;	/* partition lock */
@@ -190,9 +190,9 @@ typedef struct NgSharedPartition
 	uint32		clock_bucket;	/* lock (exclusive): eviction hand */
 
 	/*
-	 * Bumped (exclusive lock) by any reset that touches this partition;
-	 * read unlocked by backends.  Counts of slots not bound to an entry are
-	 * void once this differs from what the slot saw.
+	 * Bumped (exclusive lock) by any reset that touches this partition; read
+	 * unlocked by backends.  Counts of slots not bound to an entry are void
+	 * once this differs from what the slot saw.
 	 */
 	uint32		generation;
 } NgSharedPartition;
@@ -235,8 +235,8 @@ typedef struct NgSlot
 {
 	/*
 	 * Odd while the owner writes.  The owner increments it (a plain store)
-	 * before and after every change, with write barriers; readers retry
-	 * until they see the same even value before and after their copy.
+	 * before and after every change, with write barriers; readers retry until
+	 * they see the same even value before and after their copy.
 	 */
 	uint32		changecount;
 	uint32		partition_generation;	/* for unbound slots */
@@ -304,7 +304,7 @@ extern NgSharedEntry *ng_entry_lookup(NgSharedPartition *part,
 									  const NgKey *key, uint32 hash,
 									  dsa_pointer *dp);
 extern dsa_pointer ng_entry_insert(NgSharedPartition *part, const NgKey *key,
-								   uint32 hash, dsa_pointer text, int text_len,
+								   uint32 hash, dsa_pointer qtext, int text_len,
 								   int encoding, bool *found);
 extern void ng_entry_unlink(NgSharedPartition *part, NgSharedEntry *entry,
 							dsa_pointer dp);
@@ -342,8 +342,8 @@ extern void ng_evict_earn_usage(NgSharedEntry *entry, int64 calls);
  * ----------------------------------------------------------------
  */
 extern char *ng_qtext_prepare(const NgTextSource *src, int *len);
-extern dsa_pointer ng_qtext_store(const char *text, int len);
-extern void ng_qtext_free(dsa_pointer text, int len);
+extern dsa_pointer ng_qtext_store(const char *qtext, int len);
+extern void ng_qtext_free(dsa_pointer qtext, int len);
 
 /* ----------------------------------------------------------------
  * Functions in counters.c

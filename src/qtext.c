@@ -250,7 +250,7 @@ ng_qtext_prepare(const NgTextSource *src, int *len)
  *		No lock needed: the byte count is an atomic reservation.
  */
 dsa_pointer
-ng_qtext_store(const char *text, int len)
+ng_qtext_store(const char *qtext, int len)
 {
 	uint64		cap = (uint64) ng_query_text_memory_kb * 1024;
 	uint64		need = (uint64) len + 1;
@@ -270,7 +270,7 @@ ng_qtext_store(const char *text, int len)
 		pg_atomic_fetch_sub_u64(&ng_shared->text_bytes, need);
 		return InvalidDsaPointer;
 	}
-	memcpy(dsa_get_address(ng_area, dp), text, len);
+	memcpy(dsa_get_address(ng_area, dp), qtext, len);
 	((char *) dsa_get_address(ng_area, dp))[len] = '\0';
 	return dp;
 }
@@ -280,8 +280,8 @@ ng_qtext_store(const char *text, int len)
  *		Free a stored text of length len.
  */
 void
-ng_qtext_free(dsa_pointer text, int len)
+ng_qtext_free(dsa_pointer qtext, int len)
 {
-	dsa_free(ng_area, text);
+	dsa_free(ng_area, qtext);
 	pg_atomic_fetch_sub_u64(&ng_shared->text_bytes, (uint64) len + 1);
 }

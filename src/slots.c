@@ -302,7 +302,7 @@ slot_text(const NgLocalEntry *le, const NgTextSource *src, int *len)
  *		Caller holds no partition lock.
  */
 static NgSharedEntry *
-slot_get_entry(const NgKey *key, uint32 hash, const char *text, int text_len,
+slot_get_entry(const NgKey *key, uint32 hash, const char *qtext, int text_len,
 			   bool pin, bool wait, dsa_pointer *dp, bool *has_text)
 {
 	NgSharedPartition *part = ng_partition(hash);
@@ -320,11 +320,11 @@ slot_get_entry(const NgKey *key, uint32 hash, const char *text, int text_len,
 		return NULL;
 	}
 	entry = ng_entry_lookup(part, key, hash, dp);
-	if (entry != NULL && (DsaPointerIsValid(entry->text) || text == NULL))
+	if (entry != NULL && (DsaPointerIsValid(entry->qtext) || qtext == NULL))
 	{
 		if (pin)
 			pg_atomic_fetch_add_u32(&entry->pins, 1);
-		*has_text = DsaPointerIsValid(entry->text);
+		*has_text = DsaPointerIsValid(entry->qtext);
 		LWLockRelease(part->lock);
 		return entry;
 	}
@@ -337,9 +337,9 @@ slot_get_entry(const NgKey *key, uint32 hash, const char *text, int text_len,
 		if (!reserved && ng_evict_make_room())
 			reserved = ng_entry_reserve();
 	}
-	if (text != NULL && (entry != NULL || reserved))
+	if (qtext != NULL && (entry != NULL || reserved))
 	{
-		tdp = ng_qtext_store(text, text_len);
+		tdp = ng_qtext_store(qtext, text_len);
 		if (!DsaPointerIsValid(tdp))
 			ng_note_loss(NG_LOSS_TEXT_MEMORY, 1);
 	}
@@ -371,10 +371,10 @@ slot_get_entry(const NgKey *key, uint32 hash, const char *text, int text_len,
 	}
 	else if (entry == NULL)
 		ng_note_loss(NG_LOSS_TABLE_FULL, 1);
-	if (entry != NULL && !DsaPointerIsValid(entry->text) &&
+	if (entry != NULL && !DsaPointerIsValid(entry->qtext) &&
 		DsaPointerIsValid(tdp))
 	{
-		entry->text = tdp;
+		entry->qtext = tdp;
 		entry->text_len = text_len;
 		entry->encoding = GetDatabaseEncoding();
 		tdp = InvalidDsaPointer;
@@ -383,7 +383,7 @@ slot_get_entry(const NgKey *key, uint32 hash, const char *text, int text_len,
 	{
 		if (pin)
 			pg_atomic_fetch_add_u32(&entry->pins, 1);
-		*has_text = DsaPointerIsValid(entry->text);
+		*has_text = DsaPointerIsValid(entry->qtext);
 	}
 	LWLockRelease(part->lock);
 
@@ -441,7 +441,7 @@ slot_fold_locked(int i)
 		}
 		else
 			ng_note_loss(NG_LOSS_COUNTS,
-						  counts.calls[NG_EXEC] + counts.calls[NG_PLAN]);
+						 counts.calls[NG_EXEC] + counts.calls[NG_PLAN]);
 	}
 
 	slot_begin_write(slot);
@@ -545,15 +545,15 @@ slot_bind(NgLocalEntry *le, const NgTextSource *src)
 	uint32		hash = le->hash;
 	NgSharedPartition *part = ng_partition(hash);
 	int			text_len = 0;
-	char	   *text = slot_text(le, src, &text_len);
+	char	   *qtext = slot_text(le, src, &text_len);
 	dsa_pointer dp = InvalidDsaPointer;
 	bool		has_text = false;
 	NgSharedEntry *entry;
 
-	entry = slot_get_entry(&le->key, hash, text, text_len, true, false,
+	entry = slot_get_entry(&le->key, hash, qtext, text_len, true, false,
 						   &dp, &has_text);
-	if (text)
-		pfree(text);
+	if (qtext)
+		pfree(qtext);
 	le->text_done = (entry != NULL && has_text);
 	le->text_generation = part->generation;
 
@@ -588,15 +588,15 @@ count_direct(NgLocalEntry *le, const NgSample *sample, const NgTextSource *src)
 	uint32		hash = le->hash;
 	NgSharedPartition *part = ng_partition(hash);
 	int			text_len = 0;
-	char	   *text = slot_text(le, src, &text_len);
+	char	   *qtext = slot_text(le, src, &text_len);
 	dsa_pointer dp;
 	bool		has_text;
 	NgSharedEntry *entry;
 
-	entry = slot_get_entry(&le->key, hash, text, text_len, false, true,
+	entry = slot_get_entry(&le->key, hash, qtext, text_len, false, true,
 						   &dp, &has_text);
-	if (text)
-		pfree(text);
+	if (qtext)
+		pfree(qtext);
 	LWLockAcquire(part->lock, LW_EXCLUSIVE);
 	if (entry != NULL)
 		entry = ng_entry_lookup(part, &le->key, hash, &dp);
@@ -688,7 +688,7 @@ void
 ng_slots_note_parse(const NgKey *key, const NgTextSource *src)
 {
 	NgLocalEntry *le;
-	char	   *text;
+	char	   *qtext;
 	int			text_len = 0;
 	dsa_pointer dp;
 	bool		has_text = false;
@@ -716,11 +716,11 @@ ng_slots_note_parse(const NgKey *key, const NgTextSource *src)
 	le->constants = NG_CONSTANTS_SOME;
 
 	le->text_generation = part->generation;
-	text = ng_qtext_prepare(src, &text_len);
-	entry = slot_get_entry(key, hash, text, text_len, false, true,
+	qtext = ng_qtext_prepare(src, &text_len);
+	entry = slot_get_entry(key, hash, qtext, text_len, false, true,
 						   &dp, &has_text);
-	if (text)
-		pfree(text);
+	if (qtext)
+		pfree(qtext);
 	le->text_done = (entry != NULL && has_text);
 }
 

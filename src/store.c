@@ -19,10 +19,10 @@
  *
  * - The table has NG_NUM_PARTITIONS partitions, chosen by the key's hash.
  *   Each has an LWLock guarding its bucket array, its chains and the
- *   mutable fields of its entries (counters, text, usage, timestamps).
+ *   mutable fields of its entries (counters, qtext, usage, timestamps).
  * - Shared mode: look up an entry, copy it (readers), pin it (bind a slot).
  * - Exclusive mode: insert, unlink, fold slot counts into an entry, change
- *   its text, usage or min/max generation.
+ *   its qtext, usage or min/max generation.
  * - At most one partition lock is held at a time, except by a full reset,
  *   which takes all of them in index order.  Code that holds one partition
  *   lock and wants another (eviction looking for room) only ever tries
@@ -348,7 +348,7 @@ ng_entry_unreserve(void)
  */
 dsa_pointer
 ng_entry_insert(NgSharedPartition *part, const NgKey *key, uint32 hash,
-				dsa_pointer text, int text_len, int encoding, bool *found)
+				dsa_pointer qtext, int text_len, int encoding, bool *found)
 {
 	NgSharedEntry *entry;
 	dsa_pointer dp;
@@ -380,8 +380,8 @@ ng_entry_insert(NgSharedPartition *part, const NgKey *key, uint32 hash,
 	pg_atomic_init_u32(&entry->pins, 0);
 	entry->dead = false;
 	entry->usage = 1;
-	entry->text = text;
-	entry->text_len = DsaPointerIsValid(text) ? text_len : 0;
+	entry->qtext = qtext;
+	entry->text_len = DsaPointerIsValid(qtext) ? text_len : 0;
 	entry->encoding = encoding;
 	now = GetCurrentTimestamp();
 	entry->stats_since = now;
@@ -430,14 +430,14 @@ void
 ng_entry_release_memory(NgSharedEntry *entry, dsa_pointer dp)
 {
 	Assert(pg_atomic_read_u32(&entry->pins) == 0);
-	if (DsaPointerIsValid(entry->text))
-		ng_qtext_free(entry->text, entry->text_len);
+	if (DsaPointerIsValid(entry->qtext))
+		ng_qtext_free(entry->qtext, entry->text_len);
 	dsa_free(ng_area, dp);
 }
 
 /*
  * ng_entry_drop
- *		Remove an entry, as a reset does: unlink it, free its text, and free
+ *		Remove an entry, as a reset does: unlink it, free its qtext, and free
  *		it unless slots are bound to it, in which case it is marked dead and
  *		the last of them frees it.  Caller holds the partition lock
  *		exclusively.
@@ -446,10 +446,10 @@ void
 ng_entry_drop(NgSharedPartition *part, NgSharedEntry *entry, dsa_pointer dp)
 {
 	ng_entry_unlink(part, entry, dp);
-	if (DsaPointerIsValid(entry->text))
+	if (DsaPointerIsValid(entry->qtext))
 	{
-		ng_qtext_free(entry->text, entry->text_len);
-		entry->text = InvalidDsaPointer;
+		ng_qtext_free(entry->qtext, entry->text_len);
+		entry->qtext = InvalidDsaPointer;
 		entry->text_len = 0;
 	}
 	if (pg_atomic_read_u32(&entry->pins) == 0)
