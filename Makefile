@@ -11,6 +11,7 @@ OBJS = \
 	src/guc.o \
 	src/hooks.o \
 	src/qtext.o \
+	src/reader.o \
 	src/slots.o \
 	src/store.o
 

@@ -8,18 +8,9 @@
  * (slots.c) and the place where exactness is decided; the SQL interface's
  * shape is a contract of its own.
  *
- * Reading.  Partition by partition: take the partition lock in shared mode,
- * copy its entries, then add every backend slot that counts for the
- * partition (found through each backend's partition map, copied with the
- * change-count protocol), release the lock, and emit the rows.  Holding the
- * lock in shared mode keeps every fold into this partition out while we
- * look, so each execution is seen exactly once: in a slot or in an entry.
- * A slot bound to an entry that is no longer in the table (a reset removed
- * it) is skipped; a slot with no entry is added to the key's entry if there
- * is one, or shown as a row of its own without text.
- *
- * Texts are copied under the shared lock (a text is freed only under the
- * exclusive lock) and converted to the database encoding after release.
+ * Rows are collected partition by partition by reader.c, then emitted
+ * here, outside any lock; texts are converted to the database encoding
+ * here.
  *
  *-------------------------------------------------------------------------
  */
@@ -47,20 +38,6 @@ PG_FUNCTION_INFO_V1(pg_stat_statements_ng_info_1_0);
 /* Columns of pg_stat_statements_ng(showtext), version 1.0 */
 #define NG_COLS_V1_0	52
 
-/* One row being assembled from an entry and the slots counting for it */
-typedef struct ReadRow
-{
-	NgKey		key;			/* hash key: must be first */
-	dsa_pointer entry;			/* InvalidDsaPointer: slots only */
-	uint32		minmax_generation;
-	NgCounters	counters;
-	char	   *qtext;
-	int			text_len;
-	int			encoding;
-	TimestampTz stats_since;
-	TimestampTz minmax_stats_since;
-} ReadRow;
-
 static void
 ng_check_loaded(void)
 {
@@ -69,103 +46,6 @@ ng_check_loaded(void)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("pg_stat_statements_ng must be loaded via \"shared_preload_libraries\""),
 				 errhint("Add pg_stat_statements_ng to shared_preload_libraries in postgresql.conf and restart the server.")));
-}
-
-/*
- * read_partition
- *		Build the rows of one partition into rows (a hash table keyed by
- *		NgKey, empty on entry).  Takes and releases the partition lock.
- */
-static void
-read_partition(int p, HTAB *rows, bool showtext)
-{
-	NgSharedPartition *part = &ng_shared->partitions[p];
-	int			nprocs = ng_store_num_slot_procs();
-	TimestampTz now = GetCurrentTimestamp();
-	NgSlot		copy;
-
-	LWLockAcquire(part->lock, LW_SHARED);
-
-	/* the folded counts */
-	if (part->nbuckets > 0)
-	{
-		dsa_pointer *buckets = dsa_get_address(ng_area, part->buckets);
-
-		for (uint32 b = 0; b < part->nbuckets; b++)
-		{
-			for (dsa_pointer cur = buckets[b]; DsaPointerIsValid(cur);)
-			{
-				NgSharedEntry *entry = dsa_get_address(ng_area, cur);
-				ReadRow    *row = hash_search(rows, &entry->key, HASH_ENTER, NULL);
-
-				row->entry = cur;
-				row->minmax_generation = entry->minmax_generation;
-				row->counters = entry->counters;
-				row->stats_since = entry->stats_since;
-				row->minmax_stats_since = entry->minmax_stats_since;
-				row->encoding = entry->encoding;
-				row->qtext = NULL;
-				row->text_len = 0;
-				if (showtext && DsaPointerIsValid(entry->qtext))
-				{
-					row->text_len = entry->text_len;
-					row->qtext = palloc(entry->text_len + 1);
-					memcpy(row->qtext, dsa_get_address(ng_area, entry->qtext),
-						   entry->text_len + 1);
-				}
-				cur = entry->next;
-			}
-		}
-	}
-
-	/* the counts still in backends' slots */
-	for (int proc = 0; proc < nprocs; proc++)
-	{
-		NgBackendSlots *area = ng_slots_of_proc(proc);
-
-		for (int i = 0; i < ng_slots_per_backend; i++)
-		{
-			ReadRow    *row;
-			bool		found;
-
-			if (area->partition_of[i] != p)
-				continue;
-			ng_slot_read(ng_slot_at(area, i), &copy);
-			if (!copy.in_use || copy.partition != p)
-				continue;
-			if (DsaPointerIsValid(copy.entry))
-			{
-				row = hash_search(rows, &copy.key, HASH_FIND, NULL);
-				if (row == NULL || row->entry != copy.entry)
-					continue;	/* bound to an entry a reset removed */
-				if (copy.minmax_generation != row->minmax_generation)
-					ng_counters_clear_minmax(&copy.counters);
-			}
-			else
-			{
-				if (copy.partition_generation != part->generation)
-					continue;	/* counted before a reset */
-				if (copy.counters.calls[NG_EXEC] == 0 &&
-					copy.counters.calls[NG_PLAN] == 0)
-					continue;
-				row = hash_search(rows, &copy.key, HASH_ENTER, &found);
-				if (!found)
-				{
-					row->entry = InvalidDsaPointer;
-					row->minmax_generation = 0;
-					memset(&row->counters, 0, sizeof(NgCounters));
-					row->qtext = NULL;
-					row->text_len = 0;
-					row->encoding = GetDatabaseEncoding();
-					row->stats_since = now;
-					row->minmax_stats_since = now;
-				}
-			}
-			ng_counters_merge(&row->counters, &copy.counters);
-		}
-	}
-
-	LWLockRelease(part->lock);
 }
 
 static double
@@ -181,7 +61,7 @@ stddev_of(const NgCounters *c, int kind)
  *		Turn a row into a tuple of the 1.0 shape.
  */
 static void
-emit_row(ReturnSetInfo *rsinfo, const ReadRow *row, bool showtext,
+emit_row(ReturnSetInfo *rsinfo, const NgRow * row, bool showtext,
 		 bool allowed)
 {
 	Datum		values[NG_COLS_V1_0];
@@ -205,7 +85,7 @@ emit_row(ReturnSetInfo *rsinfo, const ReadRow *row, bool showtext,
 		values[i++] = CStringGetTextDatum("<insufficient privilege>");
 	else if (showtext && row->qtext != NULL)
 	{
-		char	   *enc = pg_any_to_server(row->qtext, row->text_len, row->encoding);
+		char	   *enc = pg_any_to_server(row->qtext, row->qtext_len, row->encoding);
 
 		values[i++] = CStringGetTextDatum(enc);
 		if (enc != row->qtext)
@@ -286,25 +166,19 @@ pg_stat_statements_ng_1_0(PG_FUNCTION_ARGS)
 	bool		showtext = PG_GETARG_BOOL(0);
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	bool		allowed = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
-	HASHCTL		ctl;
 
 	ng_check_loaded();
 	InitMaterializedSRF(fcinfo, 0);
 	if (rsinfo->setDesc->natts != NG_COLS_V1_0)
 		elog(ERROR, "incorrect number of output arguments");
 
-	ctl.keysize = sizeof(NgKey);
-	ctl.entrysize = sizeof(ReadRow);
-	ctl.hcxt = CurrentMemoryContext;
-
 	for (int p = 0; p < NG_NUM_PARTITIONS; p++)
 	{
-		HTAB	   *rows = hash_create("pg_stat_statements_ng read", 256, &ctl,
-									   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		HTAB	   *rows = ng_read_rows_create();
 		HASH_SEQ_STATUS seq;
-		ReadRow    *row;
+		NgRow	   *row;
 
-		read_partition(p, rows, showtext);
+		ng_read_partition(p, rows, showtext);
 		hash_seq_init(&seq, rows);
 		while ((row = hash_seq_search(&seq)) != NULL)
 		{

@@ -368,6 +368,29 @@ extern void ng_slots_note_parse(const NgKey *key, const NgTextSource *src);
 extern void ng_slots_maintenance(void);
 
 /* ----------------------------------------------------------------
+ * Functions in reader.c
+ * ----------------------------------------------------------------
+ */
+
+/* One row being assembled from an entry and the slots counting for it */
+typedef struct NgRow
+{
+	NgKey		key;			/* hash key: must be first */
+	dsa_pointer entry;			/* InvalidDsaPointer: slots only */
+	uint32		minmax_generation;
+	uint32		usage;
+	NgCounters	counters;
+	char	   *qtext;			/* palloc'd, or NULL */
+	int			qtext_len;
+	int			encoding;
+	TimestampTz stats_since;
+	TimestampTz minmax_stats_since;
+}			NgRow;
+
+extern struct HTAB *ng_read_rows_create(void);
+extern void ng_read_partition(int p, struct HTAB *rows, bool with_text);
+
+/* ----------------------------------------------------------------
  * Functions in hooks.c
  * ----------------------------------------------------------------
  */

@@ -1,0 +1,146 @@
+/*-------------------------------------------------------------------------
+ *
+ * reader.c
+ *		Collecting exact statistics: shared entries plus what backends still
+ *		hold in their slots.
+ *
+ * Why a file of its own: this is the other half of the slot protocol
+ * (slots.c), and the place where exactness is decided; the SQL functions
+ * (funcs.c) and the dump at shutdown (persist.c) both read through it.
+ *
+ * Reading.  Partition by partition: take the partition lock in shared mode,
+ * copy its entries, then add every backend slot that counts for the
+ * partition (found through each backend's partition map, copied with the
+ * change-count protocol), and release the lock.  Holding the lock in shared
+ * mode keeps every fold into this partition out while we look, so each
+ * execution is seen exactly once: in a slot or in an entry.  A slot bound to
+ * an entry that is no longer in the table (a reset removed it) is skipped; a
+ * slot with no entry is added to the key's entry if there is one, or becomes
+ * a row of its own without text.  Texts are copied under the shared lock (a
+ * text is freed only under the exclusive lock).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "mb/pg_wchar.h"
+#include "utils/hsearch.h"
+#include "utils/timestamp.h"
+
+#include "pg_stat_statements_ng.h"
+
+/*
+ * ng_read_rows_create
+ *		An empty table of NgRow keyed by NgKey, in the current memory
+ *		context, for ng_read_partition.
+ */
+HTAB *
+ng_read_rows_create(void)
+{
+	HASHCTL		ctl;
+
+	ctl.keysize = sizeof(NgKey);
+	ctl.entrysize = sizeof(NgRow);
+	ctl.hcxt = CurrentMemoryContext;
+	return hash_create("pg_stat_statements_ng rows", 256, &ctl,
+					   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
+/*
+ * ng_read_partition
+ *		Build the rows of one partition into rows (a hash table keyed by
+ *		NgKey, empty on entry).  Takes and releases the partition lock.
+ */
+void
+ng_read_partition(int p, HTAB *rows, bool showtext)
+{
+	NgSharedPartition *part = &ng_shared->partitions[p];
+	int			nprocs = ng_store_num_slot_procs();
+	TimestampTz now = GetCurrentTimestamp();
+	NgSlot		copy;
+
+	LWLockAcquire(part->lock, LW_SHARED);
+
+	/* the folded counts */
+	if (part->nbuckets > 0)
+	{
+		dsa_pointer *buckets = dsa_get_address(ng_area, part->buckets);
+
+		for (uint32 b = 0; b < part->nbuckets; b++)
+		{
+			for (dsa_pointer cur = buckets[b]; DsaPointerIsValid(cur);)
+			{
+				NgSharedEntry *entry = dsa_get_address(ng_area, cur);
+				NgRow	   *row = hash_search(rows, &entry->key, HASH_ENTER, NULL);
+
+				row->entry = cur;
+				row->minmax_generation = entry->minmax_generation;
+				row->usage = entry->usage;
+				row->counters = entry->counters;
+				row->stats_since = entry->stats_since;
+				row->minmax_stats_since = entry->minmax_stats_since;
+				row->encoding = entry->encoding;
+				row->qtext = NULL;
+				row->qtext_len = 0;
+				if (showtext && DsaPointerIsValid(entry->qtext))
+				{
+					row->qtext_len = entry->text_len;
+					row->qtext = palloc(entry->text_len + 1);
+					memcpy(row->qtext, dsa_get_address(ng_area, entry->qtext),
+						   entry->text_len + 1);
+				}
+				cur = entry->next;
+			}
+		}
+	}
+
+	/* the counts still in backends' slots */
+	for (int proc = 0; proc < nprocs; proc++)
+	{
+		NgBackendSlots *area = ng_slots_of_proc(proc);
+
+		for (int i = 0; i < ng_slots_per_backend; i++)
+		{
+			NgRow	   *row;
+			bool		found;
+
+			if (area->partition_of[i] != p)
+				continue;
+			ng_slot_read(ng_slot_at(area, i), &copy);
+			if (!copy.in_use || copy.partition != p)
+				continue;
+			if (DsaPointerIsValid(copy.entry))
+			{
+				row = hash_search(rows, &copy.key, HASH_FIND, NULL);
+				if (row == NULL || row->entry != copy.entry)
+					continue;	/* bound to an entry a reset removed */
+				if (copy.minmax_generation != row->minmax_generation)
+					ng_counters_clear_minmax(&copy.counters);
+			}
+			else
+			{
+				if (copy.partition_generation != part->generation)
+					continue;	/* counted before a reset */
+				if (copy.counters.calls[NG_EXEC] == 0 &&
+					copy.counters.calls[NG_PLAN] == 0)
+					continue;
+				row = hash_search(rows, &copy.key, HASH_ENTER, &found);
+				if (!found)
+				{
+					row->entry = InvalidDsaPointer;
+					row->minmax_generation = 0;
+					row->usage = 0;
+					memset(&row->counters, 0, sizeof(NgCounters));
+					row->qtext = NULL;
+					row->qtext_len = 0;
+					row->encoding = GetDatabaseEncoding();
+					row->stats_since = now;
+					row->minmax_stats_since = now;
+				}
+			}
+			ng_counters_merge(&row->counters, &copy.counters);
+		}
+	}
+
+	LWLockRelease(part->lock);
+}
