@@ -10,6 +10,7 @@ OBJS = \
 	src/funcs.o \
 	src/guc.o \
 	src/hooks.o \
+	src/persist.o \
 	src/qtext.o \
 	src/reader.o \
 	src/slots.o \

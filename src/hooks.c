@@ -63,6 +63,7 @@ _PG_init(void)
 	EnableQueryId();
 	ng_define_gucs();
 	ng_install_hooks();
+	ng_persist_register_keeper();
 }
 
 static void

@@ -219,6 +219,7 @@ typedef struct NgSharedState
 	pg_atomic_uint64 text_bytes;	/* DSA bytes held by texts */
 	pg_atomic_uint32 clock_partition;	/* eviction: next partition */
 	pg_atomic_uint32 losses_logged; /* NgLoss bits already logged */
+	bool		restore_pending;	/* set by postmaster, cleared by keeper */
 	slock_t		mutex;			/* protects stats */
 	NgSharedStats stats;
 	NgSharedPartition partitions[NG_NUM_PARTITIONS];
@@ -252,6 +253,8 @@ typedef struct NgSlot
 typedef struct NgBackendSlots
 {
 	uint32		nslots;			/* ng_slots_per_backend, for readers */
+	bool		active;			/* owner counts here: set at first use,
+								 * cleared at exit after folding */
 
 	/*
 	 * Which partition each slot counts for (0xFF: free).  Written by the
@@ -389,6 +392,14 @@ typedef struct NgRow
 
 extern struct HTAB *ng_read_rows_create(void);
 extern void ng_read_partition(int p, struct HTAB *rows, bool with_text);
+
+/* ----------------------------------------------------------------
+ * Functions in persist.c
+ * ----------------------------------------------------------------
+ */
+extern void ng_persist_startup(void);
+extern void ng_persist_register_keeper(void);
+extern int64 ng_persist_load_file(void);
 
 /* ----------------------------------------------------------------
  * Functions in hooks.c

@@ -245,6 +245,7 @@ slots_attach(void)
 		/* the previous owner released everything at its exit */
 		for (int i = 0; i < ng_slots_per_backend; i++)
 			Assert(my_area->partition_of[i] == NG_SLOT_FREE);
+		my_area->active = true;
 	}
 	before_shmem_exit(slots_exit_callback, (Datum) 0);
 	last_maintenance = GetCurrentTimestamp();
@@ -829,5 +830,7 @@ slots_exit_callback(int code, Datum arg)
 	for (int i = 0; i < ng_slots_per_backend; i++)
 		if (local_slots[i].in_use)
 			slot_release(i, true);
+	pg_write_barrier();
+	my_area->active = false;
 	my_area = NULL;
 }

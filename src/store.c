@@ -153,6 +153,7 @@ ng_store_init_shmem(void)
 		dsa_detach(area);
 
 		ng_slots_init_shmem(ng_store_slot_area_base());
+		ng_persist_startup();
 	}
 	LWLockRelease(AddinShmemInitLock);
 }

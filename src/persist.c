@@ -1,0 +1,629 @@
+/*-------------------------------------------------------------------------
+ *
+ * persist.c
+ *		Statistics across clean restarts: the keeper worker, the dump at
+ *		shutdown and the restore at startup.
+ *
+ * Why a file of its own: the file format, and the rule that nothing read
+ * from the file is trusted, belong together; and this is the one part of
+ * the extension with a process of its own.
+ *
+ * Who does what.  The postmaster, when it creates shared memory, decides
+ * whether saved statistics may be restored: only if the previous shutdown
+ * was clean (pg_control says so).  After a crash, an immediate stop, or a
+ * crash-restart of the server, it removes any file and says so once in the
+ * log.  Shared memory in a DSA area can only be allocated by a child
+ * process, so the rest is done by the keeper, a background worker started
+ * with the postmaster: it restores the file (merging into whatever backends
+ * recorded meanwhile) and removes it; while the server runs it applies a
+ * lowered max even when no backend is busy; at shutdown (SIGTERM) it waits
+ * briefly for the other backends to fold their slots and exit, then writes
+ * every row to a temporary file, fsyncs it and renames it into place.
+ *
+ * The file: a header (magic, format version, server major, size of the
+ * counters, the info figures, the entry count), the entries, and a CRC-32C
+ * of everything before it.  The loader reads the whole file, checks the
+ * CRC, then validates every entry, bounding each length by the bytes that
+ * remain, before it restores any: a file is accepted or rejected as a whole,
+ * with one LOG line.  Nothing here raises an ERROR: a failure costs the
+ * saved statistics, never the server start or shutdown.
+ *
+ * Locking: restoring inserts with the partition lock held exclusively, one
+ * partition at a time; dumping reads through reader.c.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "catalog/pg_control.h"
+#include "common/controldata_utils.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "port/pg_crc32c.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/fd.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "pg_stat_statements_ng.h"
+
+#define NG_DUMP_FILE		"pg_stat/pg_stat_statements_ng.stat"
+#define NG_DUMP_TMP_FILE	NG_DUMP_FILE ".tmp"
+#define NG_DUMP_MAGIC		0x4E475353	/* "SSGN" */
+#define NG_DUMP_FORMAT		1
+
+/* How long the keeper waits at shutdown for backends to fold and exit */
+#define NG_SHUTDOWN_WAIT_MS	10000
+
+/* The fixed part at the head of the file */
+typedef struct NgDumpHeader
+{
+	uint32		magic;
+	uint32		format;
+	uint32		pg_major;
+	uint32		counters_size;
+	NgSharedStats stats;
+	uint64		nentries;
+}			NgDumpHeader;
+
+/* The fixed part of each entry; its text (text_len bytes) follows */
+typedef struct NgDumpEntry
+{
+	NgKey		key;
+	NgCounters	counters;
+	TimestampTz stats_since;
+	TimestampTz minmax_stats_since;
+	uint32		usage;
+	int32		encoding;
+	int32		text_len;		/* -1: no text */
+}			NgDumpEntry;
+
+PGDLLEXPORT void pg_stat_statements_ng_keeper_main(Datum arg);
+
+static volatile sig_atomic_t keeper_shutdown = false;
+
+/* ---- deciding at server start ---- */
+
+/*
+ * ng_persist_startup
+ *		Postmaster, when shared memory is created: may the saved statistics
+ *		be restored?  Only after a clean shutdown; otherwise remove the file.
+ */
+void
+ng_persist_startup(void)
+{
+	ControlFileData *control;
+	bool		crc_ok;
+	bool		clean;
+	struct stat st;
+	bool		have_file = (stat(NG_DUMP_FILE, &st) == 0);
+
+	ng_shared->restore_pending = false;
+	if (!ng_save)
+		return;
+
+	control = get_controlfile(DataDir, &crc_ok);
+	clean = crc_ok && (control->state == DB_SHUTDOWNED ||
+					   control->state == DB_SHUTDOWNED_IN_RECOVERY);
+	pfree(control);
+
+	if (clean)
+		ng_shared->restore_pending = have_file;
+	else
+	{
+		if (have_file)
+			unlink(NG_DUMP_FILE);
+		ereport(LOG,
+				(errmsg("pg_stat_statements_ng: statistics start empty after an unclean shutdown")));
+	}
+}
+
+/* ---- the dump ---- */
+
+typedef struct DumpWriter
+{
+	FILE	   *file;
+	pg_crc32c	crc;
+	bool		failed;
+}			DumpWriter;
+
+static void
+dump_write(DumpWriter * w, const void *data, size_t len)
+{
+	if (w->failed || len == 0)
+		return;
+	COMP_CRC32C(w->crc, data, len);
+	if (fwrite(data, 1, len, w->file) != len)
+		w->failed = true;
+}
+
+/*
+ * persist_dump
+ *		Write every row (shared entries plus slots) to the dump file, via a
+ *		temporary file that is fsynced and renamed.  Logs one line and leaves
+ *		no file on failure.
+ */
+static void
+persist_dump(void)
+{
+	DumpWriter	w;
+	NgDumpHeader hdr;
+	MemoryContext cxt;
+	MemoryContext oldcxt;
+	uint64		nentries = 0;
+	int			save_errno;
+
+	cxt = AllocSetContextCreate(TopMemoryContext, "pg_stat_statements_ng dump",
+								ALLOCSET_DEFAULT_SIZES);
+	oldcxt = MemoryContextSwitchTo(cxt);
+
+	w.file = AllocateFile(NG_DUMP_TMP_FILE, PG_BINARY_W);
+	if (w.file == NULL)
+	{
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("pg_stat_statements_ng: could not save statistics: could not create file \"%s\": %m",
+						NG_DUMP_TMP_FILE)));
+		goto done;
+	}
+	w.failed = false;
+	INIT_CRC32C(w.crc);
+
+	/* the header, with the entry count patched in at the end */
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.magic = NG_DUMP_MAGIC;
+	hdr.format = NG_DUMP_FORMAT;
+	hdr.pg_major = PG_VERSION_NUM / 100;
+	hdr.counters_size = sizeof(NgCounters);
+	SpinLockAcquire(&ng_shared->mutex);
+	hdr.stats = ng_shared->stats;
+	SpinLockRelease(&ng_shared->mutex);
+
+	/*
+	 * The CRC covers the header as finally written, so write the entries
+	 * first into the CRC of a second pass: simpler to count them first.
+	 */
+	for (int p = 0; p < NG_NUM_PARTITIONS; p++)
+	{
+		HTAB	   *rows = ng_read_rows_create();
+
+		ng_read_partition(p, rows, false);
+		nentries += hash_get_num_entries(rows);
+		hash_destroy(rows);
+	}
+	hdr.nentries = nentries;
+	dump_write(&w, &hdr, sizeof(hdr));
+
+	nentries = 0;
+	for (int p = 0; p < NG_NUM_PARTITIONS && !w.failed; p++)
+	{
+		HTAB	   *rows = ng_read_rows_create();
+		HASH_SEQ_STATUS seq;
+		NgRow	   *row;
+
+		ng_read_partition(p, rows, true);
+		hash_seq_init(&seq, rows);
+		while ((row = hash_seq_search(&seq)) != NULL)
+		{
+			NgDumpEntry de;
+
+			/* rows that appeared since the count are left for next time */
+			if (nentries == hdr.nentries)
+				continue;
+			memset(&de, 0, sizeof(de));
+			de.key = row->key;
+			de.counters = row->counters;
+			de.stats_since = row->stats_since;
+			de.minmax_stats_since = row->minmax_stats_since;
+			de.usage = row->usage;
+			de.encoding = row->encoding;
+			de.text_len = row->qtext ? row->qtext_len : -1;
+			dump_write(&w, &de, sizeof(de));
+			if (row->qtext)
+				dump_write(&w, row->qtext, row->qtext_len);
+			nentries++;
+		}
+		hash_destroy(rows);
+	}
+
+	/* pad with empty rows if some disappeared since the count */
+	while (nentries < hdr.nentries && !w.failed)
+	{
+		NgDumpEntry de;
+
+		memset(&de, 0, sizeof(de));
+		de.text_len = -1;
+		de.encoding = GetDatabaseEncoding();
+		dump_write(&w, &de, sizeof(de));
+		nentries++;
+	}
+
+	FIN_CRC32C(w.crc);
+	if (!w.failed && fwrite(&w.crc, 1, sizeof(w.crc), w.file) != sizeof(w.crc))
+		w.failed = true;
+	save_errno = errno;
+	if (FreeFile(w.file) != 0 && !w.failed)
+	{
+		w.failed = true;
+		save_errno = errno;
+	}
+	if (w.failed)
+	{
+		errno = save_errno;
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("pg_stat_statements_ng: could not save statistics: could not write file \"%s\": %m",
+						NG_DUMP_TMP_FILE)));
+		unlink(NG_DUMP_TMP_FILE);
+		goto done;
+	}
+	/* fsyncs the file, renames it, fsyncs the directory */
+	if (durable_rename(NG_DUMP_TMP_FILE, NG_DUMP_FILE, LOG) != 0)
+		unlink(NG_DUMP_TMP_FILE);
+
+done:
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextDelete(cxt);
+}
+
+/* ---- the restore ---- */
+
+typedef struct DumpReader
+{
+	const char *pos;
+	size_t		left;
+}			DumpReader;
+
+static bool
+dump_read(DumpReader * r, void *out, size_t len)
+{
+	if (len > r->left)
+		return false;
+	memcpy(out, r->pos, len);
+	r->pos += len;
+	r->left -= len;
+	return true;
+}
+
+/*
+ * persist_check_entry
+ *		Read one entry's fixed part and locate its text, checking every field
+ *		that could make it unsafe to use.  Returns NULL if it is fine, else
+ *		why not.
+ */
+static const char *
+persist_check_entry(DumpReader * r, NgDumpEntry * de, const char **qtext)
+{
+	if (!dump_read(r, de, sizeof(*de)))
+		return "truncated entry";
+	if (de->text_len < -1 || (de->text_len >= 0 && (size_t) de->text_len > r->left))
+		return "invalid text length";
+	if (!PG_VALID_ENCODING(de->encoding))
+		return "invalid encoding";
+	if (de->counters.calls[NG_PLAN] < 0 || de->counters.calls[NG_EXEC] < 0 ||
+		de->counters.minmax_calls[NG_PLAN] < 0 ||
+		de->counters.minmax_calls[NG_EXEC] < 0)
+		return "invalid counters";
+	*qtext = NULL;
+	if (de->text_len >= 0)
+	{
+		*qtext = r->pos;
+		if (memchr(r->pos, '\0', de->text_len) != NULL)
+			return "invalid text";
+		r->pos += de->text_len;
+		r->left -= de->text_len;
+	}
+	return NULL;
+}
+
+/*
+ * persist_restore_entry
+ *		Put one saved entry into the table, merging with an entry a backend
+ *		created meanwhile.  Returns false if there was no room.
+ */
+static bool
+persist_restore_entry(const NgDumpEntry * de, const char *qtext)
+{
+	uint32		hash = ng_key_hash(&de->key);
+	NgSharedPartition *part = ng_partition(hash);
+	dsa_pointer tdp = InvalidDsaPointer;
+	dsa_pointer dp;
+	NgSharedEntry *entry;
+	bool		found;
+
+	if (de->key.queryid == 0)
+		return true;			/* padding of a dump that shrank */
+	if (!ng_entry_reserve())
+		return false;
+	if (qtext != NULL)
+	{
+		tdp = ng_qtext_store(qtext, de->text_len);
+		if (!DsaPointerIsValid(tdp))
+			ng_note_loss(NG_LOSS_TEXT_MEMORY, 1);
+	}
+
+	LWLockAcquire(part->lock, LW_EXCLUSIVE);
+	dp = ng_entry_insert(part, &de->key, hash, tdp, de->text_len, de->encoding,
+						 &found);
+	if (DsaPointerIsValid(dp))
+	{
+		entry = dsa_get_address(ng_area, dp);
+		if (found)
+			ng_counters_merge(&entry->counters, &de->counters);
+		else
+		{
+			entry->counters = de->counters;
+			entry->usage = de->usage;
+			entry->stats_since = de->stats_since;
+			entry->minmax_stats_since = de->minmax_stats_since;
+			tdp = InvalidDsaPointer;	/* the entry owns it */
+		}
+	}
+	LWLockRelease(part->lock);
+
+	if (!DsaPointerIsValid(dp) || found)
+		ng_entry_unreserve();
+	if (DsaPointerIsValid(tdp))
+		ng_qtext_free(tdp, de->text_len);
+	return DsaPointerIsValid(dp);
+}
+
+static void
+persist_reject(const char *why)
+{
+	ereport(LOG,
+			(errmsg("pg_stat_statements_ng: ignoring saved statistics in \"%s\": %s",
+					NG_DUMP_FILE, why)));
+}
+
+/*
+ * ng_persist_load_file
+ *		Validate the dump file as a whole and, if it is sound, restore it.
+ *		Removes the file in every case.  Returns the number of entries
+ *		restored, or -1 if the file was rejected or could not be read.
+ *		Caller: the keeper at startup.
+ */
+int64
+ng_persist_load_file(void)
+{
+	int			fd;
+	struct stat st;
+	char	   *buf = NULL;
+	size_t		size;
+	size_t		got = 0;
+	pg_crc32c	crc;
+	pg_crc32c	stored_crc;
+	DumpReader	r;
+	NgDumpHeader hdr;
+	const char *why = NULL;
+	int64		restored = -1;
+	int64		refused = 0;
+
+	fd = OpenTransientFile(NG_DUMP_FILE, O_RDONLY | PG_BINARY);
+	if (fd < 0)
+	{
+		if (errno != ENOENT)
+			ereport(LOG,
+					(errcode_for_file_access(),
+					 errmsg("pg_stat_statements_ng: could not open file \"%s\": %m",
+							NG_DUMP_FILE)));
+		return -1;
+	}
+	if (fstat(fd, &st) != 0)
+		why = "could not stat the file";
+	else if ((size_t) st.st_size < sizeof(NgDumpHeader) + sizeof(pg_crc32c))
+		why = "file too short";
+	else if ((size_t) st.st_size > MaxAllocHugeSize)
+		why = "file too large";
+	else
+	{
+		size = (size_t) st.st_size;
+		buf = palloc_extended(size, MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+		if (buf == NULL)
+			why = "out of memory";
+		while (buf != NULL && got < size)
+		{
+			ssize_t		n = read(fd, buf + got, size - got);
+
+			if (n <= 0)
+			{
+				why = "could not read the file";
+				break;
+			}
+			got += n;
+		}
+	}
+	CloseTransientFile(fd);
+	unlink(NG_DUMP_FILE);
+	if (why != NULL)
+		goto out;
+
+	/* the checksum first: then the structure, bounded by what remains */
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, buf, size - sizeof(pg_crc32c));
+	FIN_CRC32C(crc);
+	memcpy(&stored_crc, buf + size - sizeof(pg_crc32c), sizeof(pg_crc32c));
+	if (!EQ_CRC32C(crc, stored_crc))
+	{
+		why = "checksum mismatch";
+		goto out;
+	}
+
+	r.pos = buf;
+	r.left = size - sizeof(pg_crc32c);
+	if (!dump_read(&r, &hdr, sizeof(hdr)))
+		why = "truncated header";
+	else if (hdr.magic != NG_DUMP_MAGIC)
+		why = "not a pg_stat_statements_ng file";
+	else if (hdr.format != NG_DUMP_FORMAT)
+		why = psprintf("format version %u, expected %u", hdr.format, NG_DUMP_FORMAT);
+	else if (hdr.pg_major != PG_VERSION_NUM / 100)
+		why = psprintf("written by PostgreSQL major %u, this is %u",
+					   hdr.pg_major, PG_VERSION_NUM / 100);
+	else if (hdr.counters_size != sizeof(NgCounters))
+		why = "counters of another layout";
+	else if (hdr.nentries > r.left / sizeof(NgDumpEntry))
+		why = "entry count exceeds the file";
+	if (why != NULL)
+		goto out;
+
+	/* validate every entry before restoring any */
+	{
+		DumpReader	check = r;
+
+		for (uint64 i = 0; i < hdr.nentries && why == NULL; i++)
+		{
+			NgDumpEntry de;
+			const char *qtext;
+
+			why = persist_check_entry(&check, &de, &qtext);
+		}
+		if (why == NULL && check.left != 0)
+			why = "trailing bytes after the entries";
+		if (why != NULL)
+			goto out;
+	}
+
+	restored = 0;
+	for (uint64 i = 0; i < hdr.nentries; i++)
+	{
+		NgDumpEntry de;
+		const char *qtext;
+
+		(void) persist_check_entry(&r, &de, &qtext);
+		if (persist_restore_entry(&de, qtext))
+			restored++;
+		else
+			refused++;
+	}
+	SpinLockAcquire(&ng_shared->mutex);
+	ng_shared->stats = hdr.stats;
+	ng_shared->stats.entries_refused += refused;
+	SpinLockRelease(&ng_shared->mutex);
+	if (refused > 0)
+		ng_note_loss(NG_LOSS_TABLE_FULL, 0);
+
+out:
+	if (why != NULL)
+		persist_reject(why);
+	if (buf)
+		pfree(buf);
+	return restored;
+}
+
+/* ---- the keeper ---- */
+
+static void
+keeper_sigterm(SIGNAL_ARGS)
+{
+	int			save_errno = errno;
+
+	keeper_shutdown = true;
+	SetLatch(MyLatch);
+	errno = save_errno;
+}
+
+/*
+ * keeper_wait_for_backends
+ *		At shutdown: wait (bounded) until no other process has slots in use,
+ *		so that every count has been folded into the shared table.
+ */
+static void
+keeper_wait_for_backends(void)
+{
+	TimestampTz start = GetCurrentTimestamp();
+
+	for (;;)
+	{
+		bool		busy = false;
+
+		for (int p = 0; p < ng_store_num_slot_procs() && !busy; p++)
+			busy = (p != NG_MY_PROC_NUMBER() && ng_slots_of_proc(p)->active);
+		if (!busy || TimestampDifferenceExceeds(start, GetCurrentTimestamp(),
+												NG_SHUTDOWN_WAIT_MS))
+			return;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 10, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}
+
+/*
+ * pg_stat_statements_ng_keeper_main
+ *		The keeper: restore at start, apply a lowered max while running, dump
+ *		at shutdown.
+ */
+void
+pg_stat_statements_ng_keeper_main(Datum arg)
+{
+	pqsignal(SIGTERM, keeper_sigterm);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+
+	if (!ng_store_attach())
+		proc_exit(0);
+
+	if (ng_shared->restore_pending)
+	{
+		int64		n;
+
+		ng_shared->restore_pending = false;
+		n = ng_persist_load_file();
+		if (n >= 0)
+			ereport(LOG,
+					(errmsg("pg_stat_statements_ng: restored statistics of " INT64_FORMAT " statements",
+							n)));
+	}
+	else
+		unlink(NG_DUMP_FILE);	/* a file left by a keeper that was killed */
+
+	while (!keeper_shutdown)
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 NG_MAINTENANCE_INTERVAL_MS, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		if (pg_atomic_read_u32(&ng_shared->entry_count) > (uint32) ng_max)
+			ng_evict_to_limit();
+	}
+
+	if (ng_save)
+	{
+		keeper_wait_for_backends();
+		persist_dump();
+	}
+	proc_exit(0);
+}
+
+/*
+ * ng_persist_register_keeper
+ *		_PG_init part: start the keeper with the postmaster.
+ */
+void
+ng_persist_register_keeper(void)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	worker.bgw_start_time = BgWorkerStart_PostmasterStart;
+	worker.bgw_restart_time = 5;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, NG_NAME);
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "pg_stat_statements_ng_keeper_main");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "pg_stat_statements_ng keeper");
+	snprintf(worker.bgw_type, BGW_MAXLEN, "pg_stat_statements_ng keeper");
+	RegisterBackgroundWorker(&worker);
+}
