@@ -173,3 +173,80 @@ ng_evict_to_limit(void)
 {
 	evict_down_to((uint32) ng_max);
 }
+
+/*
+ * evict_texts_in_partition
+ *		Drop texts of entries of a partition whose lock the caller holds
+ *		exclusively, walking from the partition's clock hand and preferring
+ *		entries without usage, until text memory is within cap.  The entries
+ *		and their counts stay; a later parse stores the text again if there
+ *		is room.  Returns the number of texts dropped.
+ */
+static int64
+evict_texts_in_partition(NgSharedPartition *part, uint64 cap)
+{
+	dsa_pointer *buckets;
+	int64		dropped = 0;
+
+	Assert(LWLockHeldByMeInMode(part->lock, LW_EXCLUSIVE));
+	if (part->nbuckets == 0)
+		return 0;
+	buckets = dsa_get_address(ng_area, part->buckets);
+	for (int pass = 0; pass < 2; pass++)
+	{
+		for (uint32 b = 0; b < part->nbuckets; b++)
+		{
+			for (dsa_pointer cur = buckets[b]; DsaPointerIsValid(cur);)
+			{
+				NgSharedEntry *entry = dsa_get_address(ng_area, cur);
+
+				if (pg_atomic_read_u64(&ng_shared->text_bytes) <= cap)
+					goto done;
+				/* first pass: cold entries only */
+				if (DsaPointerIsValid(entry->qtext) &&
+					(pass == 1 || entry->usage <= 1))
+				{
+					ng_qtext_free(entry->qtext, entry->text_len);
+					entry->qtext = InvalidDsaPointer;
+					entry->text_len = 0;
+					dropped++;
+				}
+				cur = entry->next;
+			}
+		}
+	}
+done:
+	if (dropped > 0)
+		part->text_epoch++;
+	return dropped;
+}
+
+/*
+ * ng_evict_texts_to_limit
+ *		Bring text memory down to query_text_memory after it was lowered, by
+ *		dropping texts (not entries), one partition at a time, skipping busy
+ *		partitions.  Dropped texts are counted in texts_dropped.
+ */
+void
+ng_evict_texts_to_limit(void)
+{
+	uint64		cap = (uint64) ng_query_text_memory_kb * 1024;
+	int64		dropped = 0;
+
+	for (int p = 0; p < NG_NUM_PARTITIONS; p++)
+	{
+		NgSharedPartition *part = &ng_shared->partitions[p];
+
+		if (pg_atomic_read_u64(&ng_shared->text_bytes) <= cap)
+			break;
+		if (!LWLockConditionalAcquire(part->lock, LW_EXCLUSIVE))
+		{
+			ng_count_stat(&ng_shared->stats.lock_misses, 1);
+			continue;
+		}
+		dropped += evict_texts_in_partition(part, cap);
+		LWLockRelease(part->lock);
+	}
+	if (dropped > 0)
+		ng_note_loss(NG_LOSS_TEXT_MEMORY, dropped);
+}

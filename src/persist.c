@@ -598,6 +598,10 @@ pg_stat_statements_ng_keeper_main(Datum arg)
 		}
 		if (pg_atomic_read_u32(&ng_shared->entry_count) > (uint32) ng_max)
 			ng_evict_to_limit();
+		if (pg_atomic_read_u64(&ng_shared->text_bytes) >
+			(uint64) ng_query_text_memory_kb * 1024)
+			ng_evict_texts_to_limit();
+		ng_log_losses();
 	}
 
 	if (ng_save)

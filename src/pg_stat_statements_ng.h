@@ -195,6 +195,14 @@ typedef struct NgSharedPartition
 	 * once this differs from what the slot saw.
 	 */
 	uint32		generation;
+
+	/*
+	 * Bumped (exclusive lock) whenever texts may have been removed from
+	 * entries of this partition (resets, text memory shrinking); read
+	 * unlocked by backends, which then look again before trusting that an
+	 * entry has its text.
+	 */
+	uint32		text_epoch;
 } NgSharedPartition;
 
 /* Figures of the info view, under NgSharedState.mutex */
@@ -338,6 +346,7 @@ extern void ng_log_losses(void);
  */
 extern bool ng_evict_make_room(void);
 extern void ng_evict_to_limit(void);
+extern void ng_evict_texts_to_limit(void);
 extern void ng_evict_earn_usage(NgSharedEntry *entry, int64 calls);
 
 /* ----------------------------------------------------------------

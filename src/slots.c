@@ -77,7 +77,7 @@ typedef struct NgLocalEntry
 	int			slot;			/* my slot counting it, or -1 */
 	NgConstants constants;
 	bool		text_done;		/* its shared entry has a text ... */
-	uint32		text_generation;	/* ... as of this partition generation */
+	uint32		text_epoch;		/* ... as of this partition text epoch */
 } NgLocalEntry;
 
 /*
@@ -270,7 +270,7 @@ local_entry(const NgKey *key, uint32 hash)
 		le->slot = -1;
 		le->constants = NG_CONSTANTS_UNKNOWN;
 		le->text_done = false;
-		le->text_generation = 0;
+		le->text_epoch = 0;
 	}
 	return le;
 }
@@ -556,7 +556,7 @@ slot_bind(NgLocalEntry *le, const NgTextSource *src)
 	if (qtext)
 		pfree(qtext);
 	le->text_done = (entry != NULL && has_text);
-	le->text_generation = part->generation;
+	le->text_epoch = part->text_epoch;
 
 	slot_begin_write(slot);
 	slot->in_use = true;
@@ -704,10 +704,10 @@ ng_slots_note_parse(const NgKey *key, const NgTextSource *src)
 	part = ng_partition(hash);
 
 	/*
-	 * Known to have its text?  A reset since then (the partition generation
-	 * moved) may have removed the entry: look again.
+	 * Known to have its text?  A reset, or text memory being shrunk, since
+	 * then (the partition's text epoch moved) may have taken it: look again.
 	 */
-	if (le->text_done && le->text_generation == part->generation)
+	if (le->text_done && le->text_epoch == part->text_epoch)
 		return;
 	if (src->jstate == NULL || src->jstate->clocations_count == 0)
 	{
@@ -716,7 +716,7 @@ ng_slots_note_parse(const NgKey *key, const NgTextSource *src)
 	}
 	le->constants = NG_CONSTANTS_SOME;
 
-	le->text_generation = part->generation;
+	le->text_epoch = part->text_epoch;
 	qtext = ng_qtext_prepare(src, &text_len);
 	entry = slot_get_entry(key, hash, qtext, text_len, false, true,
 						   &dp, &has_text);
@@ -752,7 +752,7 @@ slots_trim_local_map(void)
 			copy->slot = le->slot;
 			copy->constants = le->constants;
 			copy->text_done = le->text_done;
-			copy->text_generation = le->text_generation;
+			copy->text_epoch = le->text_epoch;
 		}
 	}
 	nglocal_destroy(local_map);

@@ -558,7 +558,10 @@ reset_partition(NgSharedPartition *part, Oid userid, Oid dbid, uint64 queryid,
 
 	Assert(LWLockHeldByMeInMode(part->lock, LW_EXCLUSIVE));
 	if (!minmax_only)
+	{
 		part->generation++;
+		part->text_epoch++;
+	}
 	if (part->nbuckets == 0)
 		return;
 
