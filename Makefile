@@ -6,6 +6,7 @@
 MODULE_big = pg_stat_statements_ng
 OBJS = \
 	src/counters.o \
+	src/dropin.o \
 	src/evict.o \
 	src/funcs.o \
 	src/guc.o \

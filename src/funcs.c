@@ -35,10 +35,8 @@ PG_FUNCTION_INFO_V1(pg_stat_statements_ng_1_0);
 PG_FUNCTION_INFO_V1(pg_stat_statements_ng_reset_1_0);
 PG_FUNCTION_INFO_V1(pg_stat_statements_ng_info_1_0);
 
-/* Columns of pg_stat_statements_ng(showtext), version 1.0 */
-#define NG_COLS_V1_0	52
 
-static void
+void
 ng_check_loaded(void)
 {
 	if (ng_shared == NULL || !ng_store_attach())
@@ -56,16 +54,44 @@ stddev_of(const NgCounters *c, int kind)
 	return 0.0;
 }
 
+/* Output columns of each API version */
+static int
+api_columns(NgApi api)
+{
+	switch (api)
+	{
+		case NG_API_PGSS_1_3:
+			return 23;
+		case NG_API_PGSS_1_8:
+			return 32;
+		case NG_API_PGSS_1_9:
+			return 33;
+		case NG_API_PGSS_1_10:
+			return 43;
+		case NG_API_PGSS_1_11:
+			return 49;
+		case NG_API_PGSS_1_12:
+		case NG_API_NG_1_0:
+			return 52;
+	}
+	return -1;					/* keep compiler quiet */
+}
+
+#define NG_MAX_COLS		52
+
 /*
  * emit_row
- *		Turn a row into a tuple of the 1.0 shape.
+ *		Turn a row into a tuple of the given API version's shape.  Each
+ *		version adds columns to the one before (1.11 renamed blk_*_time to
+ *		shared_blk_*_time, same values); our own 1.0 is pg_stat_statements
+ *		1.12's shape.  Columns this major cannot fill are NULL.
  */
 static void
-emit_row(ReturnSetInfo *rsinfo, const NgRow * row, bool showtext,
+emit_row(ReturnSetInfo *rsinfo, const NgRow *row, NgApi api, bool showtext,
 		 bool allowed)
 {
-	Datum		values[NG_COLS_V1_0];
-	bool		nulls[NG_COLS_V1_0];
+	Datum		values[NG_MAX_COLS];
+	bool		nulls[NG_MAX_COLS];
 	const NgCounters *c = &row->counters;
 	int			i = 0;
 	bool		visible = allowed || row->key.userid == GetUserId();
@@ -75,7 +101,8 @@ emit_row(ReturnSetInfo *rsinfo, const NgRow * row, bool showtext,
 
 	values[i++] = ObjectIdGetDatum(row->key.userid);
 	values[i++] = ObjectIdGetDatum(row->key.dbid);
-	values[i++] = BoolGetDatum(row->key.toplevel);
+	if (api >= NG_API_PGSS_1_9)
+		values[i++] = BoolGetDatum(row->key.toplevel);
 	if (visible)
 		values[i++] = Int64GetDatumFast((int64) row->key.queryid);
 	else
@@ -98,6 +125,9 @@ emit_row(ReturnSetInfo *rsinfo, const NgRow * row, bool showtext,
 	{
 		bool		have_minmax = c->minmax_calls[kind] > 0;
 
+		/* before 1.8 there were no planning columns */
+		if (kind == NG_PLAN && api < NG_API_PGSS_1_8)
+			continue;
 		values[i++] = Int64GetDatumFast(c->calls[kind]);
 		values[i++] = Float8GetDatumFast(c->total_time[kind]);
 		values[i++] = Float8GetDatumFast(have_minmax ? c->min_time[kind] : 0.0);
@@ -118,58 +148,85 @@ emit_row(ReturnSetInfo *rsinfo, const NgRow * row, bool showtext,
 	values[i++] = Int64GetDatumFast(c->temp_blks_written);
 	values[i++] = Float8GetDatumFast(c->shared_blk_read_time);
 	values[i++] = Float8GetDatumFast(c->shared_blk_write_time);
-	values[i] = Float8GetDatumFast(c->local_blk_read_time);
-	nulls[i++] = !NG_HAVE_LOCAL_BLK_TIME;
-	values[i] = Float8GetDatumFast(c->local_blk_write_time);
-	nulls[i++] = !NG_HAVE_LOCAL_BLK_TIME;
-	values[i++] = Float8GetDatumFast(c->temp_blk_read_time);
-	values[i++] = Float8GetDatumFast(c->temp_blk_write_time);
-	values[i++] = Int64GetDatumFast(c->wal_records);
-	values[i++] = Int64GetDatumFast(c->wal_fpi);
-	values[i++] = DirectFunctionCall3(numeric_in,
-									  CStringGetDatum(psprintf(UINT64_FORMAT, c->wal_bytes)),
-									  ObjectIdGetDatum(0),
-									  Int32GetDatum(-1));
-	values[i] = Int64GetDatumFast(c->wal_buffers_full);
-	nulls[i++] = !NG_HAVE_WAL_BUFFERS_FULL;
-	values[i++] = Int64GetDatumFast(c->jit_functions);
-	values[i++] = Float8GetDatumFast(c->jit_generation_time);
-	values[i++] = Int64GetDatumFast(c->jit_inlining_count);
-	values[i++] = Float8GetDatumFast(c->jit_inlining_time);
-	values[i++] = Int64GetDatumFast(c->jit_optimization_count);
-	values[i++] = Float8GetDatumFast(c->jit_optimization_time);
-	values[i++] = Int64GetDatumFast(c->jit_emission_count);
-	values[i++] = Float8GetDatumFast(c->jit_emission_time);
-	values[i] = Int64GetDatumFast(c->jit_deform_count);
-	nulls[i++] = !NG_HAVE_JIT_DEFORM;
-	values[i] = Float8GetDatumFast(c->jit_deform_time);
-	nulls[i++] = !NG_HAVE_JIT_DEFORM;
-	values[i] = Int64GetDatumFast(c->parallel_workers_to_launch);
-	nulls[i++] = !NG_HAVE_PARALLEL_WORKERS;
-	values[i] = Int64GetDatumFast(c->parallel_workers_launched);
-	nulls[i++] = !NG_HAVE_PARALLEL_WORKERS;
-	values[i++] = TimestampTzGetDatum(row->stats_since);
-	values[i++] = TimestampTzGetDatum(row->minmax_stats_since);
-	Assert(i == NG_COLS_V1_0);
+	if (api >= NG_API_PGSS_1_11)
+	{
+		values[i] = Float8GetDatumFast(c->local_blk_read_time);
+		nulls[i++] = !NG_HAVE_LOCAL_BLK_TIME;
+		values[i] = Float8GetDatumFast(c->local_blk_write_time);
+		nulls[i++] = !NG_HAVE_LOCAL_BLK_TIME;
+	}
+	if (api >= NG_API_PGSS_1_10)
+	{
+		values[i++] = Float8GetDatumFast(c->temp_blk_read_time);
+		values[i++] = Float8GetDatumFast(c->temp_blk_write_time);
+	}
+	if (api >= NG_API_PGSS_1_8)
+	{
+		char		buf[32];
+
+		values[i++] = Int64GetDatumFast(c->wal_records);
+		values[i++] = Int64GetDatumFast(c->wal_fpi);
+		snprintf(buf, sizeof(buf), UINT64_FORMAT, c->wal_bytes);
+		values[i++] = DirectFunctionCall3(numeric_in,
+										  CStringGetDatum(buf),
+										  ObjectIdGetDatum(0),
+										  Int32GetDatum(-1));
+	}
+	if (api >= NG_API_PGSS_1_12)
+	{
+		values[i] = Int64GetDatumFast(c->wal_buffers_full);
+		nulls[i++] = !NG_HAVE_WAL_BUFFERS_FULL;
+	}
+	if (api >= NG_API_PGSS_1_10)
+	{
+		values[i++] = Int64GetDatumFast(c->jit_functions);
+		values[i++] = Float8GetDatumFast(c->jit_generation_time);
+		values[i++] = Int64GetDatumFast(c->jit_inlining_count);
+		values[i++] = Float8GetDatumFast(c->jit_inlining_time);
+		values[i++] = Int64GetDatumFast(c->jit_optimization_count);
+		values[i++] = Float8GetDatumFast(c->jit_optimization_time);
+		values[i++] = Int64GetDatumFast(c->jit_emission_count);
+		values[i++] = Float8GetDatumFast(c->jit_emission_time);
+	}
+	if (api >= NG_API_PGSS_1_11)
+	{
+		values[i] = Int64GetDatumFast(c->jit_deform_count);
+		nulls[i++] = !NG_HAVE_JIT_DEFORM;
+		values[i] = Float8GetDatumFast(c->jit_deform_time);
+		nulls[i++] = !NG_HAVE_JIT_DEFORM;
+	}
+	if (api >= NG_API_PGSS_1_12)
+	{
+		values[i] = Int64GetDatumFast(c->parallel_workers_to_launch);
+		nulls[i++] = !NG_HAVE_PARALLEL_WORKERS;
+		values[i] = Int64GetDatumFast(c->parallel_workers_launched);
+		nulls[i++] = !NG_HAVE_PARALLEL_WORKERS;
+	}
+	if (api >= NG_API_PGSS_1_11)
+	{
+		values[i++] = TimestampTzGetDatum(row->stats_since);
+		values[i++] = TimestampTzGetDatum(row->minmax_stats_since);
+	}
+	Assert(i == api_columns(api));
 
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
 /*
- * pg_stat_statements_ng(showtext boolean)
- *		Every statement's statistics: shared entries plus what backends
- *		still hold in their slots.
+ * ng_sql_statements
+ *		The body of every SQL function that lists statements: our own and
+ *		the drop-in's, one per API version.  Emits the rows of all
+ *		partitions, built by reader.c, in the shape of api.
  */
 Datum
-pg_stat_statements_ng_1_0(PG_FUNCTION_ARGS)
+ng_sql_statements(FunctionCallInfo fcinfo, NgApi api, bool showtext)
 {
-	bool		showtext = PG_GETARG_BOOL(0);
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	bool		allowed = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
 
 	ng_check_loaded();
 	InitMaterializedSRF(fcinfo, 0);
-	if (rsinfo->setDesc->natts != NG_COLS_V1_0)
+	if (rsinfo->setDesc->natts != api_columns(api))
 		elog(ERROR, "incorrect number of output arguments");
 
 	for (int p = 0; p < NG_NUM_PARTITIONS; p++)
@@ -182,13 +239,24 @@ pg_stat_statements_ng_1_0(PG_FUNCTION_ARGS)
 		hash_seq_init(&seq, rows);
 		while ((row = hash_seq_search(&seq)) != NULL)
 		{
-			emit_row(rsinfo, row, showtext, allowed);
+			emit_row(rsinfo, row, api, showtext, allowed);
 			if (row->qtext)
 				pfree(row->qtext);
 		}
 		hash_destroy(rows);
 	}
 	return (Datum) 0;
+}
+
+/*
+ * pg_stat_statements_ng(showtext boolean)
+ *		Every statement's statistics: shared entries plus what backends
+ *		still hold in their slots.
+ */
+Datum
+pg_stat_statements_ng_1_0(PG_FUNCTION_ARGS)
+{
+	return ng_sql_statements(fcinfo, NG_API_NG_1_0, PG_GETARG_BOOL(0));
 }
 
 /*

@@ -73,7 +73,7 @@ typedef struct NgDumpHeader
 	uint32		counters_size;
 	NgSharedStats stats;
 	uint64		nentries;
-}			NgDumpHeader;
+} NgDumpHeader;
 
 /* The fixed part of each entry; its text (text_len bytes) follows */
 typedef struct NgDumpEntry
@@ -85,7 +85,7 @@ typedef struct NgDumpEntry
 	uint32		usage;
 	int32		encoding;
 	int32		text_len;		/* -1: no text */
-}			NgDumpEntry;
+} NgDumpEntry;
 
 PGDLLEXPORT void pg_stat_statements_ng_keeper_main(Datum arg);
 
@@ -134,10 +134,10 @@ typedef struct DumpWriter
 	FILE	   *file;
 	pg_crc32c	crc;
 	bool		failed;
-}			DumpWriter;
+} DumpWriter;
 
 static void
-dump_write(DumpWriter * w, const void *data, size_t len)
+dump_write(DumpWriter *w, const void *data, size_t len)
 {
 	if (w->failed || len == 0)
 		return;
@@ -281,10 +281,10 @@ typedef struct DumpReader
 {
 	const char *pos;
 	size_t		left;
-}			DumpReader;
+} DumpReader;
 
 static bool
-dump_read(DumpReader * r, void *out, size_t len)
+dump_read(DumpReader *r, void *out, size_t len)
 {
 	if (len > r->left)
 		return false;
@@ -301,7 +301,7 @@ dump_read(DumpReader * r, void *out, size_t len)
  *		why not.
  */
 static const char *
-persist_check_entry(DumpReader * r, NgDumpEntry * de, const char **qtext)
+persist_check_entry(DumpReader *r, NgDumpEntry *de, const char **qtext)
 {
 	if (!dump_read(r, de, sizeof(*de)))
 		return "truncated entry";
@@ -331,7 +331,7 @@ persist_check_entry(DumpReader * r, NgDumpEntry * de, const char **qtext)
  *		created meanwhile.  Returns false if there was no room.
  */
 static bool
-persist_restore_entry(const NgDumpEntry * de, const char *qtext)
+persist_restore_entry(const NgDumpEntry *de, const char *qtext)
 {
 	uint32		hash = ng_key_hash(&de->key);
 	NgSharedPartition *part = ng_partition(hash);

@@ -26,6 +26,8 @@
 
 #include "compat.h"
 
+#include "fmgr.h"
+
 #include "datatype/timestamp.h"
 #include "port/atomics.h"
 #include "storage/lwlock.h"
@@ -397,10 +399,34 @@ typedef struct NgRow
 	int			encoding;
 	TimestampTz stats_since;
 	TimestampTz minmax_stats_since;
-}			NgRow;
+} NgRow;
 
 extern struct HTAB *ng_read_rows_create(void);
 extern void ng_read_partition(int p, struct HTAB *rows, bool with_text);
+
+/* ----------------------------------------------------------------
+ * Functions in funcs.c
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * Shapes of the statement-listing functions: pg_stat_statements' API
+ * versions (each adds columns to the one before; see funcs.c), and ours.
+ */
+typedef enum NgApi
+{
+	NG_API_PGSS_1_3,
+	NG_API_PGSS_1_8,
+	NG_API_PGSS_1_9,
+	NG_API_PGSS_1_10,
+	NG_API_PGSS_1_11,
+	NG_API_PGSS_1_12,
+	NG_API_NG_1_0				/* pg_stat_statements_ng 1.0: 1.12's shape */
+} NgApi;
+
+extern void ng_check_loaded(void);
+extern Datum ng_sql_statements(FunctionCallInfo fcinfo, NgApi api,
+							   bool showtext);
 
 /* ----------------------------------------------------------------
  * Functions in persist.c
