@@ -239,7 +239,17 @@ ng_sql_statements(FunctionCallInfo fcinfo, NgApi api, bool showtext)
 		hash_seq_init(&seq, rows);
 		while ((row = hash_seq_search(&seq)) != NULL)
 		{
-			emit_row(rsinfo, row, api, showtext, allowed);
+			int64		ran = row->counters.calls[NG_EXEC];
+
+			/*
+			 * An entry made when its statement was parsed, and not yet run
+			 * (or planned, where plans are shown), is not shown, as in
+			 * pg_stat_statements: it exists only to hold the text.
+			 */
+			if (api >= NG_API_PGSS_1_8)
+				ran += row->counters.calls[NG_PLAN];
+			if (ran > 0)
+				emit_row(rsinfo, row, api, showtext, allowed);
 			if (row->qtext)
 				pfree(row->qtext);
 		}

@@ -276,20 +276,87 @@ local_entry(const NgKey *key, uint32 hash)
 }
 
 /*
+ * What the last few parses in this backend showed, by queryid: whether the
+ * statement had constants, and its normalized text if one was made.  It
+ * serves an execution that must create an entry when the parse could not
+ * (the entry was removed in between, or the statement runs under another
+ * user than it was parsed as, after SET ROLE), so that such an entry still
+ * gets a text that is safe to store.  Whether a statement has constants is
+ * a property of its queryid, so the key here is the queryid alone.
+ */
+#define NG_RECENT_PARSES	16
+
+typedef struct NgRecentParse
+{
+	uint64		queryid;		/* 0: unused */
+	bool		has_constants;
+	char	   *normalized;		/* in recent_cxt, or NULL */
+	int			len;
+} NgRecentParse;
+
+static NgRecentParse recent_parses[NG_RECENT_PARSES];
+static int	recent_next = 0;
+static MemoryContext recent_cxt = NULL;
+
+static NgRecentParse *
+recent_find(uint64 queryid)
+{
+	for (int i = 0; i < NG_RECENT_PARSES; i++)
+		if (recent_parses[i].queryid == queryid)
+			return &recent_parses[i];
+	return NULL;
+}
+
+static void
+recent_note(uint64 queryid, bool has_constants, const char *normalized, int len)
+{
+	NgRecentParse *r = recent_find(queryid);
+
+	if (recent_cxt == NULL)
+		recent_cxt = AllocSetContextCreate(TopMemoryContext,
+										   "pg_stat_statements_ng recent parses",
+										   ALLOCSET_SMALL_SIZES);
+	if (r == NULL)
+	{
+		r = &recent_parses[recent_next];
+		recent_next = (recent_next + 1) % NG_RECENT_PARSES;
+	}
+	if (r->normalized)
+		pfree(r->normalized);
+	r->queryid = queryid;
+	r->has_constants = has_constants;
+	r->normalized = normalized ? MemoryContextStrdup(recent_cxt, normalized) : NULL;
+	r->len = normalized ? len : 0;
+}
+
+/*
  * slot_text
- *		The text this backend may store for a new entry of le's key: the
- *		raw statement when its last parse here showed no constants, else
- *		none (a normalized text comes with the next parse).
+ *		The text this backend may store for a new entry of le's key: the raw
+ *		statement when its parse showed no constants; the normalized text
+ *		made at its parse, if still at hand; else none (the next parse
+ *		supplies it).  Never a text with literals.
  */
 static char *
 slot_text(const NgLocalEntry *le, const NgTextSource *src, int *len)
 {
 	NgTextSource raw = *src;
+	NgConstants constants = le->constants;
+	NgRecentParse *r = recent_find(le->key.queryid);
 
-	if (le->constants != NG_CONSTANTS_NONE)
-		return NULL;
-	raw.jstate = NULL;
-	return ng_qtext_prepare(&raw, len);
+	if (constants == NG_CONSTANTS_UNKNOWN && r != NULL)
+		constants = r->has_constants ? NG_CONSTANTS_SOME : NG_CONSTANTS_NONE;
+	if (constants == NG_CONSTANTS_NONE)
+	{
+		raw.jstate = NULL;
+		return ng_qtext_prepare(&raw, len);
+	}
+	if (constants == NG_CONSTANTS_SOME && r != NULL && r->has_constants &&
+		r->normalized != NULL)
+	{
+		*len = r->len;
+		return pstrdup(r->normalized);
+	}
+	return NULL;
 }
 
 /*
@@ -712,12 +779,14 @@ ng_slots_note_parse(const NgKey *key, const NgTextSource *src)
 	if (src->jstate == NULL || src->jstate->clocations_count == 0)
 	{
 		le->constants = NG_CONSTANTS_NONE;
+		recent_note(key->queryid, false, NULL, 0);
 		return;
 	}
 	le->constants = NG_CONSTANTS_SOME;
 
 	le->text_epoch = part->text_epoch;
 	qtext = ng_qtext_prepare(src, &text_len);
+	recent_note(key->queryid, true, qtext, text_len);
 	entry = slot_get_entry(key, hash, qtext, text_len, false, true,
 						   &dp, &has_text);
 	if (qtext)

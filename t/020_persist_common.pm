@@ -1,0 +1,184 @@
+# Helpers shared by the persistence tests (t/020_persist*.pl).  Loaded with
+#   require "$FindBin::RealBin/020_persist_common.pm";
+#
+# Conventions of those tests:
+# - Every query a test runs only to look at the statistics goes through a
+#   session with pg_stat_statements_ng.track = none (PGOPTIONS, set here for
+#   the whole test process), so that looking never changes what is looked
+#   at.  Workloads that must be counted run through work_psql(), which clears
+#   PGOPTIONS for their session.
+# - Log lines are counted per server start: log_mark() before the start,
+#   log_since() / count_since() after it.
+package PersistCommon;
+
+use strict;
+use warnings FATAL => 'all';
+
+use Exporter 'import';
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+our @EXPORT = qw(
+  $STAT_FILE $TMP_FILE
+  new_ng_node work_psql log_mark log_since count_since
+  read_bytes write_bytes crc32c ng_file_layout start_node
+);
+
+# relative to the data directory
+our $STAT_FILE = 'pg_stat/pg_stat_statements_ng.stat';
+our $TMP_FILE = 'pg_stat/pg_stat_statements_ng.stat.tmp';
+
+$ENV{PGOPTIONS} = '-c pg_stat_statements_ng.track=none';
+
+# new_ng_node(name, extra_conf, %init_params): an initialized node with the
+# library preloaded and small settings for fast restarts; not started.
+sub new_ng_node
+{
+	my ($name, $extra, %params) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init(%params);
+	$node->append_conf(
+		'postgresql.conf', qq(
+shared_preload_libraries = 'pg_stat_statements_ng'
+shared_buffers = 1MB
+max_connections = 20
+autovacuum = off
+log_min_messages = log
+) . ($extra // ''));
+	return $node;
+}
+
+# start_node(node): start it; with PGSSNG_SERVER_LD_PRELOAD set (the ASan
+# run), the server, and only the server, gets that LD_PRELOAD.  Returns
+# true if the server started.
+sub start_node
+{
+	my ($node) = @_;
+	local $ENV{LD_PRELOAD} = $ENV{PGSSNG_SERVER_LD_PRELOAD}
+	  if $ENV{PGSSNG_SERVER_LD_PRELOAD};
+	return $node->start(fail_ok => 1);
+}
+
+# work_psql(node, db, sql, user): run sql in a session that is tracked
+sub work_psql
+{
+	my ($node, $db, $sql, $user) = @_;
+	local $ENV{PGOPTIONS} = '';
+	local $ENV{PGUSER} = $user if defined $user;
+	return $node->safe_psql($db, $sql);
+}
+
+sub log_mark
+{
+	my ($node) = @_;
+	return -s $node->logfile // 0;
+}
+
+sub log_since
+{
+	my ($node, $offset) = @_;
+	return slurp_file($node->logfile, $offset);
+}
+
+# count_since(node, offset, regexp): lines of the log after offset that match
+sub count_since
+{
+	my ($node, $offset, $re) = @_;
+	return scalar(grep { /$re/ } split /\n/, log_since($node, $offset));
+}
+
+sub read_bytes
+{
+	my ($path) = @_;
+	open(my $fh, '<:raw', $path) or die "could not open $path: $!";
+	local $/;
+	my $data = <$fh>;
+	close $fh;
+	return $data;
+}
+
+sub write_bytes
+{
+	my ($path, $data) = @_;
+	open(my $fh, '>:raw', $path) or die "could not create $path: $!";
+	print $fh $data or die "could not write $path: $!";
+	close $fh or die "could not close $path: $!";
+	return;
+}
+
+# CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), as PostgreSQL's
+# INIT_CRC32C / COMP_CRC32C / FIN_CRC32C compute it
+my @crc_table;
+for my $i (0 .. 255)
+{
+	my $c = $i;
+	$c = ($c & 1) ? (($c >> 1) ^ 0x82F63B78) : ($c >> 1) for 1 .. 8;
+	push @crc_table, $c;
+}
+
+sub crc32c
+{
+	my ($data) = @_;
+	my $crc = 0xFFFFFFFF;
+	$crc = $crc_table[ ($crc ^ $_) & 0xFF ] ^ ($crc >> 8)
+	  for unpack('C*', $data);
+	return $crc ^ 0xFFFFFFFF;
+}
+
+# ng_file_layout(bytes): find the layout of a dump file without trusting
+# the C structs to stay as they are today: the header's size (its last
+# field is the uint64 entry count) and each entry's fixed size, with its
+# int32 text length at the end of the fixed part (before any padding), are
+# the ones for which walking the entries ends exactly at the CRC trailer.
+# Returns a hash (header_size, entry_size, text_len_at, nentries, entries
+# => [ { at, text_len, text } ]) or undef.
+sub ng_file_layout
+{
+	my ($data) = @_;
+	my $size = length($data);
+	my $body = $size - 4;
+	return undef if $body < 24;
+	my $counters_size = unpack('L', substr($data, 12, 4));
+
+	for (my $h = 24; $h <= 1024 && $h <= $body; $h += 8)
+	{
+		my $n = unpack('Q', substr($data, $h - 8, 8));
+		next if $n > $body;
+		for my $e ($counters_size + 32 .. $counters_size + 128)
+		{
+			next if $e % 8;
+			for my $tl ($e - 4, $e - 8)
+			{
+				my $pos = $h;
+				my @entries;
+				my $ok = 1;
+				for my $i (1 .. $n)
+				{
+					if ($pos + $e > $body) { $ok = 0; last; }
+					my $len = unpack('l', substr($data, $pos + $tl, 4));
+					if ($len < -1 || $pos + $e + ($len > 0 ? $len : 0) > $body)
+					{
+						$ok = 0;
+						last;
+					}
+					my $text = $len > 0 ? substr($data, $pos + $e, $len) : '';
+					push @entries,
+					  { at => $pos, text_len => $len, text => $text };
+					$pos += $e + ($len > 0 ? $len : 0);
+				}
+				next unless $ok && $pos == $body;
+				return {
+					header_size => $h,
+					entry_size => $e,
+					text_len_at => $tl,
+					nentries => $n,
+					entries => \@entries,
+				};
+			}
+		}
+	}
+	return undef;
+}
+
+1;
