@@ -95,6 +95,13 @@ def run(cmd, check=True, **kw):
     return p
 
 
+def mkdir_pg(path):
+    """A directory the postgres user can write to."""
+    os.makedirs(path, exist_ok=True)
+    if os.geteuid() == 0:
+        shutil.chown(path, "postgres", "postgres")
+
+
 def median(xs):
     return statistics.median(xs) if xs else float("nan")
 
@@ -132,11 +139,15 @@ def workload_defs(scale, pgbench_scale):
                               for x in range(1 + y * 8, 9 + y * 8)] + ["COMMIT;"]
         dalibo["scenario_%d.sql" % y] = "\n".join(lines) + "\n"
     for m in (100, 400):
+        # as in the article: 16 pgbench processes, one client each, each
+        # running its own script (so each backend runs 10 distinct statements)
         defs["dalibo-%d" % m] = dict(
             group="dalibo", setup={"dalibo"}, clients=16, mode="simple",
-            scripts=dalibo, max=m,
-            desc="16 scripts x (BEGIN; 8 x SELECT 1 FROM tN; COMMIT), "
-                 "128 tables, 16 clients, max=%d" % m)
+            scripts=dalibo, procs=[["scenario_%d.sql" % y] for y in range(16)],
+            max=m,
+            desc="16 pgbench processes of 1 client, each running its own script "
+                 "BEGIN; SELECT 1 FROM tN x 8; COMMIT (128 tables, 130 distinct "
+                 "statements), max=%d" % m)
     defs["unique"] = dict(
         group="unique", setup={"onerow"}, clients=4 * scale, mode="simple",
         scripts={"unique.sql":
@@ -345,7 +356,7 @@ class Cluster:
                 "pgsm": "pg_stat_monitor"}[self.contender]
 
     def initdb(self):
-        os.makedirs(self.sock, exist_ok=True)
+        mkdir_pg(self.sock)
         run(as_pg([self.tree.bin("initdb"), "-D", self.data, "-A", "trust",
                    "-U", "postgres", "--no-sync", "-E", "UTF8",
                    "--locale=C"]))
@@ -432,7 +443,7 @@ class Cluster:
         if ext:
             self.psql("CREATE EXTENSION %s;\n" % ext)
 
-    def setup_data(self, needs, pgbench_scale):
+    def setup_data(self, needs, pgbench_scale, onerow_tables=1000):
         if "pgbench" in needs:
             run([self.tree.bin("pgbench"), "-i", "-q", "-s", str(pgbench_scale)]
                 + self.conn_args() + ["postgres"])
@@ -440,10 +451,10 @@ class Cluster:
             self.psql("".join("CREATE TABLE t%d (id int);\n" % x
                               for x in range(1, 129)))
         if "onerow" in needs:
-            self.psql("DO $$ BEGIN FOR i IN 1..1000 LOOP "
-                      "EXECUTE format('CREATE TABLE r%s (id int)', i); "
-                      "EXECUTE format('INSERT INTO r%s VALUES (1)', i); "
-                      "END LOOP; END $$;\n")
+            self.psql("DO $$ BEGIN FOR i IN 1..%d LOOP "
+                      "EXECUTE format('CREATE TABLE r%%s (id int)', i); "
+                      "EXECUTE format('INSERT INTO r%%s VALUES (1)', i); "
+                      "END LOOP; END $$;\n" % onerow_tables)
         self.psql("VACUUM ANALYZE;\nCHECKPOINT;\n")
 
 
@@ -515,15 +526,20 @@ TPS_RE = re.compile(r"^tps = ([0-9.]+) \((?:without initial connection time|"
 FAILED_RE = re.compile(r"number of failed transactions: (\d+)")
 
 
-def pgbench_cmd(tree, cluster, wl, duration, scriptdir, cores):
-    cmd = [tree.bin("pgbench"), "-n", "-T", str(duration), "-c", str(wl["clients"]),
-           "-j", str(min(wl["clients"], cores)), "-M", wl["mode"]]
-    if wl.get("builtin"):
-        cmd += ["-b", wl["builtin"]]
-    for name in sorted(wl["scripts"]):
-        fname, _, weight = name.partition("@")
-        cmd += ["-f", os.path.join(scriptdir, fname) + ("@" + weight if weight else "")]
-    return cmd + cluster.conn_args() + ["postgres"]
+def pgbench_cmds(tree, cluster, wl, duration, scriptdir, cores):
+    """One pgbench command, or one per process for workloads with procs."""
+    def cmd_for(clients, scripts):
+        cmd = [tree.bin("pgbench"), "-n", "-T", str(duration), "-c", str(clients),
+               "-j", str(min(clients, cores)), "-M", wl["mode"]]
+        if wl.get("builtin"):
+            cmd += ["-b", wl["builtin"]]
+        for name in sorted(scripts):
+            fname, _, weight = name.partition("@")
+            cmd += ["-f", os.path.join(scriptdir, fname) + ("@" + weight if weight else "")]
+        return cmd + cluster.conn_args() + ["postgres"]
+    if wl.get("procs"):
+        return [cmd_for(1, scripts) for scripts in wl["procs"]]
+    return [cmd_for(wl["clients"], wl["scripts"])]
 
 
 def write_scripts(defs, scriptdir):
@@ -540,21 +556,27 @@ def one_run(tree, cluster, wname, wl, duration, scriptdir, cores, logdir, tag):
         cluster.reset_stats()
         sampler = WaitSampler(cluster)
         sampler.start()
-        cmd = pgbench_cmd(tree, cluster, wl, duration, scriptdir, cores)
+        cmds = pgbench_cmds(tree, cluster, wl, duration, scriptdir, cores)
         t0 = time.time()
-        p = run(cmd, check=False)
+        procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  universal_newlines=True) for cmd in cmds]
+        outs = [p.communicate() for p in procs]
         elapsed = time.time() - t0
         waits = sampler.finish()
+        tps = 0.0
+        failed = 0
         with open(os.path.join(logdir, "pgbench-%s.log" % tag), "w") as f:
-            f.write(" ".join(cmd) + "\n" + p.stdout + p.stderr)
-        m = TPS_RE.search(p.stdout)
-        if p.returncode != 0 or not m:
-            raise RuntimeError("pgbench failed (%d) for %s:\n%s%s" % (
-                p.returncode, tag, p.stdout[-2000:], p.stderr[-2000:]))
-        fm = FAILED_RE.search(p.stdout)
+            for cmd, p, (out, err) in zip(cmds, procs, outs):
+                f.write(" ".join(cmd) + "\n" + out + err + "\n")
+                m = TPS_RE.search(out)
+                if p.returncode != 0 or not m:
+                    raise RuntimeError("pgbench failed (%d) for %s:\n%s%s" % (
+                        p.returncode, tag, out[-2000:], err[-2000:]))
+                tps += float(m.group(1))
+                fm = FAILED_RE.search(out)
+                failed += int(fm.group(1)) if fm else 0
         info = cluster.ext_info()
-        res = {"tps": float(m.group(1)), "elapsed": round(elapsed, 2),
-               "failed": int(fm.group(1)) if fm else 0,
+        res = {"tps": tps, "elapsed": round(elapsed, 2), "failed": failed,
                "waits": dict(waits.most_common()), "wait_samples": sampler.samples,
                "sampler_error": sampler.error}
         res.update(info)
@@ -649,9 +671,7 @@ def callgrind_part(args, tree, clusters, outdir, workdir):
         return None
     n = args.callgrind_n
     cgdir = os.path.join(workdir, "cg")
-    os.makedirs(cgdir, exist_ok=True)
-    if os.geteuid() == 0:
-        shutil.chown(cgdir, "postgres", "postgres")
+    mkdir_pg(cgdir)
     inputs = {}
     for k in (n, 3 * n):
         path = os.path.join(cgdir, "select1-%d.sql" % k)
@@ -1094,15 +1114,18 @@ def main():
     needs = set()
     for wname, _ in plan:
         needs |= defs[wname]["setup"]
+    onerow_tables = 1000 if needs & {"onerow"} else 0
     if "readcost" in parts:
         needs.add("onerow")
+        # statement i of the read-cost set joins r(1 + i // 1000), r(1 + i % 1000)
+        onerow_tables = max(onerow_tables, min(1000, max(args.readcost_sizes)))
     for i, c in enumerate(contenders):
         cl = Cluster(tree, c, workdir, 55430 + i)
         cl.initdb()
         cl.start()
         try:
             cl.create_extension()
-            cl.setup_data(needs, args.pgbench_scale)
+            cl.setup_data(needs, args.pgbench_scale, onerow_tables)
         finally:
             cl.stop()
         clusters[c] = cl

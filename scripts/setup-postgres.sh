@@ -25,6 +25,12 @@ URIs: http://deb.debian.org/debian
 Suites: trixie sid
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
 	need_apt=1
 fi
@@ -99,4 +105,21 @@ if [ ! -x "$PGSSNG_CACHE/pgindent/pg_bsd_indent" ]; then
 	rm -rf "$dir"
 fi
 ln -sfn /usr/lib/postgresql/15 "$PGSSNG_CACHE/pg15"
+
+# contrib/pg_stat_statements of 15 (its regression suite), from Debian's
+# source package; the newest source bookworm offers may be a point release
+# behind the server from its security updates
+if [ ! -d "$PGSSNG_CACHE/contrib-src-15/pg_stat_statements/sql" ]; then
+	log "fetching contrib/pg_stat_statements of PostgreSQL 15"
+	dir=$(mktemp -d "$PGSSNG_CACHE/build-src15.XXXXXX")
+	(
+		cd "$dir"
+		apt-get source --download-only postgresql-15 >/dev/null 2>&1
+		tar xjf postgresql-15_*.orig.tar.bz2 --wildcards '*/contrib/pg_stat_statements/*'
+		mkdir -p "$PGSSNG_CACHE/contrib-src-15"
+		cp -r postgresql-15.*/contrib/pg_stat_statements "$PGSSNG_CACHE/contrib-src-15/"
+		ls postgresql-15_*.orig.tar.bz2 | sed 's/.*_\(.*\)\.orig.*/\1/' >"$PGSSNG_CACHE/contrib-src-15/VERSION"
+	)
+	rm -rf "$dir"
+fi
 log "PostgreSQL ready: $(ls -d "$PGSSNG_CACHE"/pg[0-9]* | tr '\n' ' ')"

@@ -1,10 +1,20 @@
 /*-------------------------------------------------------------------------
  *
  * guc.c
- *		The settings of pg_stat_statements_ng.
+ *		The settings of pg_stat_statements_ng, and contrib's names for them.
  *
  * Why a file of its own: names, ranges, defaults and reload behaviour are a
  * user-facing contract; keeping them together keeps the README honest.
+ *
+ * Aliases.  When our library stands in for contrib's (the drop-in), the
+ * names pg_stat_statements.max, .track, .track_utility, .track_planning and
+ * .save are accepted too, so that configuration files and tools written for
+ * contrib keep working.  An alias is a setting of its own (GUC requires each
+ * to have its own variable) whose assign hook copies the value into ours,
+ * and ours copy theirs back, so that both names always show the value in
+ * effect.  When a configuration file sets both names, the alias is applied
+ * last and wins.  No aliases are defined when contrib's library is
+ * preloaded as well: the names are then contrib's.
  *
  *-------------------------------------------------------------------------
  */
@@ -24,12 +34,56 @@ bool		ng_save = true;
 int			ng_query_text_memory_kb = 64 * 1024;
 int			ng_slots_per_backend = 128;
 
+/* the aliases' own variables, kept equal to ours once defined */
+static bool aliases_defined = false;
+static int	alias_max = 5000;
+static int	alias_track = NG_TRACK_TOP;
+static bool alias_track_utility = true;
+static bool alias_track_planning = false;
+static bool alias_save = true;
+
 static const struct config_enum_entry track_options[] = {
 	{"none", NG_TRACK_NONE, false},
 	{"top", NG_TRACK_TOP, false},
 	{"all", NG_TRACK_ALL, false},
 	{NULL, 0, false}
 };
+
+/*
+ * Assign hooks: a change under either name sets both variables.  Ours only
+ * touch the alias once it exists (GUC checks that a variable still holds
+ * its boot value when it is defined).
+ */
+#define NG_TWIN_INT_HOOKS(name, ours, alias) \
+static void \
+assign_##name(int newval, void *extra) \
+{ \
+	if (aliases_defined) \
+		alias = newval; \
+} \
+static void \
+assign_alias_##name(int newval, void *extra) \
+{ \
+	ours = newval; \
+}
+#define NG_TWIN_BOOL_HOOKS(name, ours, alias) \
+static void \
+assign_##name(bool newval, void *extra) \
+{ \
+	if (aliases_defined) \
+		alias = newval; \
+} \
+static void \
+assign_alias_##name(bool newval, void *extra) \
+{ \
+	ours = newval; \
+}
+
+NG_TWIN_INT_HOOKS(max, ng_max, alias_max)
+NG_TWIN_INT_HOOKS(track, ng_track, alias_track)
+NG_TWIN_BOOL_HOOKS(track_utility, ng_track_utility, alias_track_utility)
+NG_TWIN_BOOL_HOOKS(track_planning, ng_track_planning, alias_track_planning)
+NG_TWIN_BOOL_HOOKS(save, ng_save, alias_save)
 
 /*
  * contrib_preloaded
@@ -59,66 +113,66 @@ contrib_preloaded(void)
 }
 
 /*
- * define_contrib_aliases
- *		When our library stands in for contrib's, accept contrib's setting
- *		names too (pg_stat_statements.max, ...), so that postgresql.conf files
- *		and tools written for contrib keep working.  Each alias is a second
- *		name for the same variable: setting either changes both, and
- *		current_setting shows the same value under both names.  Defined
- *		before our own names, so that when a file sets both, ours wins.
- *		Not defined when contrib's library is loaded as well: then the names
- *		are contrib's.
+ * define_settings
+ *		Define the five settings that contrib also has, under the prefix
+ *		given; ours when alias is false.
  */
 static void
-define_contrib_aliases(void)
+define_settings(const char *prefix, bool alias)
 {
-	if (contrib_preloaded())
-		return;
+	const char *note = alias ? " (an alias of pg_stat_statements_ng's setting)" : "";
 
-	DefineCustomIntVariable("pg_stat_statements.max",
-							"Sets the maximum number of statements tracked (alias of pg_stat_statements_ng.max).",
-							NULL,
-							&ng_max,
+	DefineCustomIntVariable(psprintf("%s.max", prefix),
+							psprintf("Sets the maximum number of statements tracked%s.", note),
+							"Takes effect on reload: lowering it evicts entries down to the new value.",
+							alias ? &alias_max : &ng_max,
 							5000,
 							100,
 							INT_MAX / 2,
 							PGC_SIGHUP,
 							0,
-							NULL, NULL, NULL);
-	DefineCustomEnumVariable("pg_stat_statements.track",
-							 "Selects which statements are tracked (alias of pg_stat_statements_ng.track).",
+							NULL, alias ? assign_alias_max : assign_max, NULL);
+
+	DefineCustomEnumVariable(psprintf("%s.track", prefix),
+							 psprintf("Selects which statements are tracked%s.", note),
 							 NULL,
-							 &ng_track,
+							 alias ? &alias_track : &ng_track,
 							 NG_TRACK_TOP,
 							 track_options,
 							 PGC_SUSET,
 							 0,
-							 NULL, NULL, NULL);
-	DefineCustomBoolVariable("pg_stat_statements.track_utility",
-							 "Selects whether utility commands are tracked (alias of pg_stat_statements_ng.track_utility).",
+							 NULL, alias ? assign_alias_track : assign_track, NULL);
+
+	DefineCustomBoolVariable(psprintf("%s.track_utility", prefix),
+							 psprintf("Selects whether utility commands are tracked%s.", note),
 							 NULL,
-							 &ng_track_utility,
+							 alias ? &alias_track_utility : &ng_track_utility,
 							 true,
 							 PGC_SUSET,
 							 0,
-							 NULL, NULL, NULL);
-	DefineCustomBoolVariable("pg_stat_statements.track_planning",
-							 "Selects whether planning duration is tracked (alias of pg_stat_statements_ng.track_planning).",
 							 NULL,
-							 &ng_track_planning,
+							 alias ? assign_alias_track_utility : assign_track_utility,
+							 NULL);
+
+	DefineCustomBoolVariable(psprintf("%s.track_planning", prefix),
+							 psprintf("Selects whether planning duration is tracked%s.", note),
+							 NULL,
+							 alias ? &alias_track_planning : &ng_track_planning,
 							 false,
 							 PGC_SUSET,
 							 0,
-							 NULL, NULL, NULL);
-	DefineCustomBoolVariable("pg_stat_statements.save",
-							 "Save statistics across server shutdowns (alias of pg_stat_statements_ng.save).",
 							 NULL,
-							 &ng_save,
+							 alias ? assign_alias_track_planning : assign_track_planning,
+							 NULL);
+
+	DefineCustomBoolVariable(psprintf("%s.save", prefix),
+							 psprintf("Save statistics across server shutdowns%s.", note),
+							 NULL,
+							 alias ? &alias_save : &ng_save,
 							 true,
 							 PGC_SIGHUP,
 							 0,
-							 NULL, NULL, NULL);
-	MarkGUCPrefixReserved("pg_stat_statements");
+							 NULL, alias ? assign_alias_save : assign_save, NULL);
 }
 
 /*
@@ -128,55 +182,7 @@ define_contrib_aliases(void)
 void
 ng_define_gucs(void)
 {
-	define_contrib_aliases();
-
-	DefineCustomIntVariable("pg_stat_statements_ng.max",
-							"Sets the maximum number of statements tracked.",
-							"Takes effect on reload: lowering it evicts entries down to the new value.",
-							&ng_max,
-							5000,
-							100,
-							INT_MAX / 2,
-							PGC_SIGHUP,
-							0,
-							NULL, NULL, NULL);
-
-	DefineCustomEnumVariable("pg_stat_statements_ng.track",
-							 "Selects which statements are tracked.",
-							 NULL,
-							 &ng_track,
-							 NG_TRACK_TOP,
-							 track_options,
-							 PGC_SUSET,
-							 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomBoolVariable("pg_stat_statements_ng.track_utility",
-							 "Selects whether utility commands are tracked.",
-							 NULL,
-							 &ng_track_utility,
-							 true,
-							 PGC_SUSET,
-							 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomBoolVariable("pg_stat_statements_ng.track_planning",
-							 "Selects whether planning duration is tracked.",
-							 NULL,
-							 &ng_track_planning,
-							 false,
-							 PGC_SUSET,
-							 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomBoolVariable("pg_stat_statements_ng.save",
-							 "Save statistics across server shutdowns.",
-							 NULL,
-							 &ng_save,
-							 true,
-							 PGC_SIGHUP,
-							 0,
-							 NULL, NULL, NULL);
+	define_settings(NG_NAME, false);
 
 	DefineCustomIntVariable("pg_stat_statements_ng.query_text_memory",
 							"Sets the shared memory available for query texts.",
@@ -201,4 +207,17 @@ ng_define_gucs(void)
 							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved(NG_NAME);
+
+	if (!contrib_preloaded())
+	{
+		define_settings("pg_stat_statements", true);
+		aliases_defined = true;
+		/* an alias not set anywhere shows the value of ours */
+		alias_max = ng_max;
+		alias_track = ng_track;
+		alias_track_utility = ng_track_utility;
+		alias_track_planning = ng_track_planning;
+		alias_save = ng_save;
+		MarkGUCPrefixReserved("pg_stat_statements");
+	}
 }

@@ -81,6 +81,16 @@ ok( $node->poll_query_until(
 		'SELECT entries <= 100 AND max = 100 FROM pg_stat_statements_ng_info'),
 	'entries down to max = 100 after a reload');
 running('after lowering max');
+# once down, the table stays within max while the clients go on
+my @over;
+for my $i (1 .. 20)
+{
+	my $e = $node->safe_psql('postgres',
+		'SELECT entries FROM pg_stat_statements_ng_info');
+	push @over, $e if $e > 100;
+}
+is_deeply(\@over, [], 'entries stay within max = 100 (20 reads)');
+running('after the reads at max = 100');
 my ($entries, $dealloc) = split /\|/, $node->safe_psql('postgres',
 	'SELECT entries, dealloc FROM pg_stat_statements_ng_info');
 note("after lowering: entries $entries, dealloc $dealloc");

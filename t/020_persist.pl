@@ -13,8 +13,11 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
 
-require "$FindBin::RealBin/020_persist_common.pm";
-PersistCommon->import;
+BEGIN
+{
+	require "$FindBin::RealBin/020_persist_common.pm";
+	PersistCommon->import;
+}
 
 my $node = new_ng_node(
 	'persist', q(
@@ -22,7 +25,6 @@ pg_stat_statements_ng.max = 10000
 pg_stat_statements_ng.track = all
 pg_stat_statements_ng.track_planning = on
 track_io_timing = on
-fsync = on
 ));
 ok(start_node($node), 'server starts');
 
@@ -171,7 +173,7 @@ is(count_since($node, $off, qr/statistics start empty|ignoring saved statistics/
 # the restored entries keep counting
 work_psql($node, 'work', 'SELECT count(*) FROM t0 WHERE a > 5;');
 is( $node->safe_psql(
-		'work', q(SELECT calls FROM pg_stat_statements_ng
+		'postgres', q(SELECT calls FROM pg_stat_statements_ng
 		WHERE query = 'SELECT count(*) FROM t0 WHERE a > $1'
 		AND dbid = (SELECT oid FROM pg_database WHERE datname = 'work'))),
 	'5', 'a restored entry keeps counting (4 before the restart, 1 after)');

@@ -1,5 +1,5 @@
 # Helpers shared by the persistence tests (t/020_persist*.pl).  Loaded with
-#   require "$FindBin::RealBin/020_persist_common.pm";
+#   BEGIN { require "$FindBin::RealBin/020_persist_common.pm"; PersistCommon->import; }
 #
 # Conventions of those tests:
 # - Every query a test runs only to look at the statistics goes through a
