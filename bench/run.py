@@ -63,11 +63,12 @@ CONTENDER_LABEL = {
 # ---------------------------------------------------------------- utilities
 
 VERBOSE = True
+T0 = time.time()
 
 
 def log(msg):
     if VERBOSE:
-        sys.stderr.write("== %s\n" % msg)
+        sys.stderr.write("== %4.0fs %s\n" % (time.time() - T0, msg))
         sys.stderr.flush()
 
 
@@ -242,6 +243,7 @@ class Tree:
         self.bindir = self.root + cfg["bindir"]
         self.pkglibdir = self.root + cfg["pkglibdir"]
         self.sharedir = self.root + cfg["sharedir"]
+        self.ensure_contrib_pgss()
         self.ng_commit = None
         if use_installed:
             log("using the pg_stat_statements_ng installed in %s" % cfg["pkglibdir"])
@@ -256,6 +258,48 @@ class Tree:
         rel = run([os.path.join(self.bindir, "pg_config"), "--pkglibdir"]).stdout.strip()
         if os.path.realpath(rel) != os.path.realpath(self.pkglibdir):
             die("the copied tree does not relocate (%s)" % rel)
+
+    def ensure_contrib_pgss(self):
+        """The pgss contender must be contrib's library.  Our drop-in install
+        (make install-dropin, used by the test suite) moves contrib's files
+        aside on 15 to 17 and links pg_stat_statements.so to our library; if
+        the shared tree is in that state, take contrib's files from the
+        backup directory into the private copy, or refuse to run."""
+        so = os.path.join(self.pkglibdir, "pg_stat_statements.so")
+        ext = os.path.join(self.sharedir, "extension")
+        backup = os.path.join(ext, "pg_stat_statements_contrib_backup")
+
+        def is_ours():
+            if not os.path.exists(so):
+                return True
+            if os.path.islink(so):
+                return True
+            with open(so, "rb") as f:
+                if b"pg_stat_statements_ng" in f.read():
+                    return True
+            ctl = os.path.join(ext, "pg_stat_statements.control")
+            if not os.path.exists(ctl):
+                return True
+            with open(ctl) as f:
+                return "pg_stat_statements_ng" in f.read()
+        if not is_ours():
+            return
+        if not os.path.isdir(backup):
+            die("the tree's pg_stat_statements is not contrib's (drop-in installed?) "
+                "and there is no backup of contrib's files")
+        log("the shared tree has the drop-in installed: using contrib's files "
+            "from %s" % backup)
+        for f in os.listdir(ext):
+            if f == "pg_stat_statements.control" or f.startswith("pg_stat_statements--"):
+                os.unlink(os.path.join(ext, f))
+        if os.path.lexists(so):
+            os.unlink(so)
+        for f in os.listdir(backup):
+            src = os.path.join(backup, f)
+            dst = so if f.endswith(".so") else os.path.join(ext, f)
+            shutil.copy(src, dst)
+        if is_ours():
+            die("could not restore contrib's pg_stat_statements in the private tree")
 
     def install_ng(self, workdir, ext_src):
         src = os.path.join(workdir, "ng-src")

@@ -22,7 +22,8 @@ src="$PGSSNG_CACHE/pg$major/share/pgssng-src/pg_stat_statements"
 [ -d "$src/sql" ] || die "no contrib sources for $major (run scripts/setup-postgres.sh)"
 
 # the test list, as contrib's Makefile has it
-tests=$(sed -n '/^REGRESS *=/,/[^\\]$/p' "$src/Makefile" | sed 's/^REGRESS *=//; s/\\$//' | tr -s ' \t\n' ' ')
+tests=$(awk '/^REGRESS *=/ { on = 1; sub(/^REGRESS *=/, "") }
+	on { cont = sub(/\\$/, ""); printf "%s ", $0; if (!cont) exit }' "$src/Makefile" | tr -s ' \t' ' ')
 work=$(mktemp -d /tmp/pgssng-contrib-$major.XXXXXX)
 cp -r "$src/sql" "$src/expected" "$work/"
 printf "shared_preload_libraries = 'pg_stat_statements_ng'\nmax_prepared_transactions = 5\n" >"$work/dropin.conf"

@@ -15,7 +15,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 need_apt=0
 for pkg in postgresql-15 postgresql-server-dev-15 postgresql-contrib bison flex \
-	libipc-run-perl zlib1g-dev pkg-config make gcc; do
+	libipc-run-perl zlib1g-dev pkg-config make gcc \
+	postgresql-15-pg-stat-kcache postgresql-15-powa; do
 	dpkg -s "$pkg" >/dev/null 2>&1 || need_apt=1
 done
 if [ ! -f /etc/apt/sources.list.d/pg-src.sources ]; then
@@ -39,7 +40,8 @@ if [ "$need_apt" = 1 ]; then
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 		postgresql-15 postgresql-server-dev-15 postgresql-contrib bison flex \
-		libipc-run-perl zlib1g-dev pkg-config make gcc >/dev/null
+		libipc-run-perl zlib1g-dev pkg-config make gcc \
+		postgresql-15-pg-stat-kcache postgresql-15-powa >/dev/null
 fi
 # Debian starts a cluster on install; the tests run their own.
 if command -v pg_lsclusters >/dev/null && pg_lsclusters -h 2>/dev/null | grep -q online; then

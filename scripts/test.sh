@@ -43,11 +43,32 @@ run_major() {
 		return
 	fi
 
+	# the drop-in, installed for the TAP tests that use it and contrib's suite,
+	# removed again at the end (restoring contrib's files on 15 to 17)
+	if ! make -C "$scratch" PG_CONFIG="$pgc" install-dropin >>"$scratch/build.log" 2>&1; then
+		tail -n 20 "$scratch/build.log"
+		failed=$((failed + 1)); failures+=("$major:install-dropin")
+		return
+	fi
+
 	log "PostgreSQL $major: tests"
 	runuser -u postgres -- env PATH="$bindir:$PATH" \
 		make -C "$scratch" PG_CONFIG="$pgc" installcheck \
 		PROVE_FLAGS="--timer" >"$scratch/test.log" 2>&1
 	rc=$?
+
+	log "PostgreSQL $major: contrib's pg_stat_statements suite against the drop-in"
+	if bash "$here/contrib-regress.sh" "$major" >"$scratch/contrib.log" 2>&1; then
+		crc=0
+	else
+		crc=1
+	fi
+	cat "$scratch/contrib.log"
+	make -C "$scratch" PG_CONFIG="$pgc" uninstall-dropin >>"$scratch/build.log" 2>&1 ||
+		{ echo "not ok - uninstall-dropin on $major"; failed=$((failed + 1)); }
+	passed=$((passed + $(grep -c '^ok ' "$scratch/contrib.log")))
+	failed=$((failed + $(grep -c '^not ok ' "$scratch/contrib.log")))
+	[ "$crc" = 0 ] || failures+=("$major:contrib-suite")
 	cat "$scratch/test.log" | grep -E '^(ok|not ok|# |t/|All tests|Files=|Result|[[:space:]]+(ok|FAILED))|tests passed|failed \(|^\s+[a-z_]+\s+\.\.\.' || true
 
 	# tally: pg_regress lines "ok N - name" / "not ok N - name" (15: "test x ... ok")
@@ -62,7 +83,7 @@ run_major() {
 	fi
 	passed=$((passed + rp + tp))
 	failed=$((failed + rf + tf))
-	if [ "$rc" != 0 ]; then
+	if [ "$rc" != 0 ] || [ "$crc" != 0 ]; then
 		failures+=("$major")
 		for f in "$scratch"/regression.diffs "$scratch"/tmp_check/log/regress_log_*; do
 			[ -f "$f" ] && { echo "---- $f"; tail -n 80 "$f"; }

@@ -25,6 +25,7 @@ pg_stat_statements_ng.max = 10000
 pg_stat_statements_ng.track = all
 pg_stat_statements_ng.track_planning = on
 track_io_timing = on
+restart_after_crash = on
 ));
 ok(start_node($node), 'server starts');
 

@@ -25,7 +25,8 @@ plan skip_all => 'the drop-in is not installed in place of contrib'
 my $node = PostgreSQL::Test::Cluster->new('clients');
 $node->init;
 $node->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'pg_stat_statements_ng, pg_stat_kcache'\n");
+	"shared_preload_libraries = 'pg_stat_statements_ng, pg_stat_kcache, powa'\n"
+	  . "powa.frequency = -1\n");
 $node->start;
 
 # pg_stat_kcache: CREATE EXTENSION pulls in pg_stat_statements (the drop-in)
@@ -42,15 +43,17 @@ $node->safe_psql('postgres', 'INSERT INTO kc SELECT generate_series(1, 1000)')
   for 1 .. 3;
 $node->safe_psql('postgres', 'SELECT count(*) FROM kc') for 1 .. 5;
 
-# pg_stat_kcache_detail joins pg_stat_statements with its own counters
+# pg_stat_kcache_detail joins pg_stat_statements (for the text) with its own
+# per-queryid counters
 is( $node->safe_psql('postgres',
-		q{SELECT d.query, s.calls FROM pg_stat_kcache_detail d
-		    JOIN pg_stat_statements s USING (queryid, userid, dbid)
+		q{SELECT d.query, s.calls, d.exec_user_time + d.exec_system_time >= 0
+		    FROM pg_stat_kcache_detail d
+		    JOIN pg_stat_statements s ON s.query = d.query AND s.toplevel = d.top
 		   WHERE d.query IN ('SELECT count(*) FROM kc',
 		                     'INSERT INTO kc SELECT generate_series($1, $2)')
-		     AND d.top AND s.toplevel
+		     AND d.top
 		   ORDER BY 1}),
-	"INSERT INTO kc SELECT generate_series(\$1, \$2)|3\nSELECT count(*) FROM kc|5",
+	"INSERT INTO kc SELECT generate_series(\$1, \$2)|3|t\nSELECT count(*) FROM kc|5|t",
 	'pg_stat_kcache_detail returns rows joined to our entries');
 
 # PoWA: a snapshot taken with its own function stores our statements
