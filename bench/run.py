@@ -114,11 +114,76 @@ def nproc():
         return os.cpu_count() or 1
 
 
+# ---------------------------------------------------------------- CPU accounting
+#
+# The machine may be shared: other processes' CPU use during a run is
+# measured and reported ("foreign CPU"), so that a disturbed run can be told
+# apart from a slow contender.
+
+TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def cpu_busy_ticks():
+    """Busy and total jiffies of the whole machine."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    idle = v[3] + (v[4] if len(v) > 4 else 0)
+    total = sum(v[:8])
+    return total - idle, total
+
+
+def proc_stat(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            data = f.read()
+    except OSError:
+        return None
+    rest = data[data.rindex(")") + 2:].split()
+    # fields after the command: state ppid ... utime(14) stime cutime cstime
+    return {"ppid": int(rest[1]), "ticks": sum(int(x) for x in rest[11:15])}
+
+
+def tree_ticks(root_pid):
+    """CPU ticks of a process, its reaped children, and its live children."""
+    total = 0
+    st = proc_stat(root_pid)
+    if st is None:
+        return 0
+    total += st["ticks"]
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            c = proc_stat(int(d))
+            if c and c["ppid"] == root_pid:
+                total += c["ticks"]
+    return total
+
+
+def children_ticks():
+    import resource
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (r.ru_utime + r.ru_stime) * TICK
+
+
+def idle_check(seconds=1.0):
+    """Share of the machine's CPU used over `seconds` (nothing of ours runs)."""
+    b0, t0 = cpu_busy_ticks()
+    time.sleep(seconds)
+    b1, t1 = cpu_busy_ticks()
+    return (b1 - b0) / float(max(1, t1 - t0))
+
+
 # ---------------------------------------------------------------- workloads
 #
 # A workload is: the data it needs (a set of setup names), pgbench arguments,
 # the scripts it writes, its clients, and the max it runs at.  Client counts
 # are scaled by --scale (default: the number of cores).
+
+
+# Distinct statements are made by naming different tables.  Aliases, where
+# needed (a table joined with itself), carry the table's number: since
+# PostgreSQL 18 the query identifier hashes a range table entry's alias name
+# instead of the relation's OID, so "r1 a, r2 b" and "r3 a, r4 b" would be
+# one statement there.
 
 
 def workload_defs(scale, pgbench_scale):
@@ -154,17 +219,17 @@ def workload_defs(scale, pgbench_scale):
         scripts={"unique.sql":
                  "\\set a random(1, 1000)\n\\set b random(1, 1000)\n"
                  "\\set c random(1, 1000)\n"
-                 "SELECT * FROM r:a a JOIN r:b b ON true JOIN r:c c ON true;\n"},
+                 "SELECT * FROM r:a a_:a JOIN r:b b_:b ON true JOIN r:c c_:c ON true;\n"},
         max=5000,
         desc="3 random one-row tables out of 1000 joined (1e9 distinct "
              "statements), %d clients, max=5000" % (4 * scale))
     defs["churn"] = dict(
         group="churn", setup={"onerow"}, clients=4 * scale, mode="simple",
         scripts={"hot.sql@80":
-                 "\\set a random(1, 1000)\nSELECT 1 FROM r:a a;\n",
+                 "\\set a random(1, 1000)\nSELECT 1 FROM r:a;\n",
                  "churn.sql@20":
                  "\\set a random(1, 100)\n\\set b random(1, 1000)\n"
-                 "SELECT 1 FROM r:a a, r:b b;\n"},
+                 "SELECT 1 FROM r:a a_:a, r:b b_:b;\n"},
         max=5000,
         desc="80%% one of 1000 hot statements, 20%% one of 100,000 churn "
              "statements, %d clients, max=5000" % (4 * scale))
@@ -275,7 +340,7 @@ class Tree:
             if os.path.islink(so):
                 return True
             with open(so, "rb") as f:
-                if b"pg_stat_statements_ng" in f.read():
+                if b"pg_stat_statements_ng.max" in f.read():  # our GUC
                     return True
             ctl = os.path.join(ext, "pg_stat_statements.control")
             if not os.path.exists(ctl):
@@ -433,6 +498,13 @@ class Cluster:
             run(as_pg([self.tree.bin("pg_ctl"), "-D", self.data, "-m", "fast",
                        "-w", "-t", "120", "stop"]), check=False)
             self.running = False
+
+    def postmaster_pid(self):
+        try:
+            with open(os.path.join(self.data, "postmaster.pid")) as f:
+                return int(f.readline().strip())
+        except (OSError, ValueError):
+            return None
 
     def conn_args(self):
         return ["-h", self.sock, "-p", str(self.port), "-U", "postgres"]
@@ -594,19 +666,37 @@ def write_scripts(defs, scriptdir):
                 f.write(text)
 
 
-def one_run(tree, cluster, wname, wl, duration, scriptdir, cores, logdir, tag):
+def wait_for_idle(max_wait, threshold):
+    """Before a run: wait (at most max_wait s) until the machine is quiet,
+    i.e. other processes use less than `threshold` of all cores."""
+    t0 = time.time()
+    busy = idle_check(0.5)
+    while busy > threshold and time.time() - t0 < max_wait:
+        busy = idle_check(1.0)
+    return round(time.time() - t0, 1), round(busy, 3)
+
+
+def one_run(tree, cluster, wname, wl, duration, scriptdir, cores, logdir, tag, args):
+    waited, busy_before = wait_for_idle(args.idle_wait, args.idle_threshold)
     cluster.start(cluster.ext_settings(wl["max"]))
     try:
         cluster.reset_stats()
+        pm = cluster.postmaster_pid()
         sampler = WaitSampler(cluster)
         sampler.start()
         cmds = pgbench_cmds(tree, cluster, wl, duration, scriptdir, cores)
+        ours0 = tree_ticks(pm) + children_ticks()
+        busy0, total0 = cpu_busy_ticks()
         t0 = time.time()
         procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   universal_newlines=True) for cmd in cmds]
         outs = [p.communicate() for p in procs]
         elapsed = time.time() - t0
         waits = sampler.finish()
+        time.sleep(0.2)  # let the backends exit and be reaped
+        busy1, total1 = cpu_busy_ticks()
+        ours1 = tree_ticks(pm) + children_ticks()
+        foreign = max(0.0, ((busy1 - busy0) - (ours1 - ours0)) / float(max(1, total1 - total0)))
         tps = 0.0
         failed = 0
         with open(os.path.join(logdir, "pgbench-%s.log" % tag), "w") as f:
@@ -621,6 +711,8 @@ def one_run(tree, cluster, wname, wl, duration, scriptdir, cores, logdir, tag):
                 failed += int(fm.group(1)) if fm else 0
         info = cluster.ext_info()
         res = {"tps": tps, "elapsed": round(elapsed, 2), "failed": failed,
+               "foreign_cpu": round(foreign, 3), "busy_before": busy_before,
+               "idle_waited": waited,
                "waits": dict(waits.most_common()), "wait_samples": sampler.samples,
                "sampler_error": sampler.error}
         res.update(info)
@@ -650,17 +742,26 @@ def tps_part(args, tree, clusters, defs, plan, cores, outdir, workdir):
             wl = defs[wname]
             for c in order:
                 tag = "%s-r%d-%s" % (wname, rnd + 1, c)
-                res = one_run(tree, clusters[c], wname, wl, args.duration,
-                              scriptdir, cores, logdir, tag)
+                retries = 0
+                while True:
+                    res = one_run(tree, clusters[c], wname, wl, args.duration,
+                                  scriptdir, cores, logdir, tag, args)
+                    if res["foreign_cpu"] <= args.max_foreign or retries >= args.retries:
+                        break
+                    retries += 1
+                    log("%s: other processes took %.0f%% of the CPU, running it again"
+                        % (tag, 100 * res["foreign_cpu"]))
+                res["retries"] = retries
                 res.update({"workload": wname, "round": rnd + 1, "contender": c})
                 runs.append(res)
                 done += 1
                 eta = (time.time() - t_start) / done * (total - done)
                 top = ", ".join("%s %d" % kv for kv in
                                 Counter(res["waits"]).most_common(2))
-                log("[%d/%d] %-10s round %d %-5s %10.0f tps  dealloc=%s entries=%s  %s  (eta %ds)"
+                log("[%d/%d] %-10s round %d %-5s %10.0f tps  dealloc=%s entries=%s  "
+                    "foreign cpu %.0f%%  %s  (eta %ds)"
                     % (done, total, wname, rnd + 1, c, res["tps"], res["dealloc"],
-                       res["entries"], top, eta))
+                       res["entries"], 100 * res["foreign_cpu"], top, eta))
     return runs
 
 
@@ -694,6 +795,7 @@ def summarize(runs, contenders, plan):
             for r in rs:
                 w.update(r["waits"])
             ent["waits"] = dict(w.most_common())
+            ent["foreign_cpu_median"] = median([r.get("foreign_cpu", 0) for r in rs])
             for key in ("dealloc", "entries", "entries_refused",
                         "counts_discarded", "lock_misses", "texts_dropped"):
                 vals = [r[key] for r in rs if r.get(key) is not None]
@@ -778,8 +880,11 @@ def read_queries(contender):
 def fill_statements(lo, hi):
     """Statements number lo..hi-1 of the 100,000 distinct two-table
     statements (a in 1..100, b in 1..1000)."""
-    return ["SELECT 1 FROM r%d a, r%d b;" % (1 + i // 1000, 1 + i % 1000)
-            for i in range(lo, hi)]
+    out = []
+    for i in range(lo, hi):
+        a, b = 1 + i // 1000, 1 + i % 1000
+        out.append("SELECT 1 FROM r%d a_%d, r%d b_%d;" % (a, a, b, b))
+    return out
 
 
 def timed(cluster, sql, reps):
@@ -925,8 +1030,8 @@ def write_markdown(path, meta, defs, plan, contenders, runs, summary, cg, rc, pl
                  "all rounds' one-per-second samples of pg_stat_activity (client "
                  "backends; CPU = no wait event).")
         L.append("")
-        L.append("| workload | contender | dealloc | entries | ng losses (refused/discarded/lock misses/texts dropped) | top 5 wait events |")
-        L.append("|---|---|---|---|---|---|")
+        L.append("| workload | contender | dealloc | entries | ng losses (refused/discarded/lock misses/texts dropped) | foreign CPU | top 5 wait events |")
+        L.append("|---|---|---|---|---|---|---|")
         for row in summary:
             for c in contenders:
                 e = row["contenders"].get(c)
@@ -937,9 +1042,10 @@ def write_markdown(path, meta, defs, plan, contenders, runs, summary, cg, rc, pl
                     losses = "/".join(fmt_int(e.get(k + "_median")) for k in
                                       ("entries_refused", "counts_discarded",
                                        "lock_misses", "texts_dropped"))
-                L.append("| %s | %s | %s | %s | %s | %s |" % (
+                L.append("| %s | %s | %s | %s | %s | %.0f%% | %s |" % (
                     row["workload"], c, fmt_int(e.get("dealloc_median")),
-                    fmt_int(e.get("entries_median")), losses, fmt_waits(e["waits"])))
+                    fmt_int(e.get("entries_median")), losses,
+                    100 * e.get("foreign_cpu_median", 0), fmt_waits(e["waits"])))
         L.append("")
         if plot:
             L.append("![tps ratio to no extension](%s)" % os.path.basename(plot))
@@ -951,13 +1057,18 @@ def write_markdown(path, meta, defs, plan, contenders, runs, summary, cg, rc, pl
         L.append("")
         L.append("## Every run")
         L.append("")
-        L.append("| workload | round | contender | tps | dealloc | entries | wait samples | top 5 wait events |")
-        L.append("|---|---|---|---|---|---|---|---|")
+        L.append("Foreign CPU: the share of the machine's CPU used by processes other "
+                 "than this run's server and clients during the run (the machine is "
+                 "shared); each run first waits up to %s s for it to be below %.0f%%."
+                 % (meta.get("idle_wait"), 100 * meta.get("idle_threshold", 0)))
+        L.append("")
+        L.append("| workload | round | contender | tps | dealloc | entries | foreign CPU | wait samples | top 5 wait events |")
+        L.append("|---|---|---|---|---|---|---|---|---|")
         for r in runs:
-            L.append("| %s | %d | %s | %.0f | %s | %s | %d | %s |" % (
+            L.append("| %s | %d | %s | %.0f | %s | %s | %.0f%% | %d | %s |" % (
                 r["workload"], r["round"], r["contender"], r["tps"],
                 fmt_int(r.get("dealloc")), fmt_int(r.get("entries")),
-                r["wait_samples"], fmt_waits(r["waits"])))
+                100 * r.get("foreign_cpu", 0), r["wait_samples"], fmt_waits(r["waits"])))
         L.append("")
     if cg:
         L.append("## Instructions per statement (callgrind)")
@@ -997,12 +1108,22 @@ def write_markdown(path, meta, defs, plan, contenders, runs, summary, cg, rc, pl
         f.write("\n".join(L))
 
 
-def make_plot(path, summary, contenders, title):
+def make_plot(path, summary, contenders, title, results_json=None):
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except Exception:
+        # this interpreter (e.g. a pyenv one) may not see Debian's
+        # python3-matplotlib: try the system interpreter
+        syspy = "/usr/bin/python3"
+        if (results_json and os.path.exists(syspy)
+                and os.path.realpath(sys.executable) != os.path.realpath(syspy)):
+            p = run([syspy, os.path.abspath(__file__), "--plot-from",
+                         results_json, "--plot-out", path, "--plot-title", title],
+                    check=False)
+            if p.returncode == 0 and os.path.exists(path):
+                return path
         log("matplotlib is not installed: no plot (bench/setup.sh installs python3-matplotlib)")
         return None
     others = [c for c in contenders if c != "none"]
@@ -1078,14 +1199,25 @@ def main():
                     help="pgbench -i scale for hot and multi (default 1)")
     ap.add_argument("--parts", default="tps,callgrind,readcost",
                     help="which parts: tps, callgrind, readcost (default all)")
+    ap.add_argument("--idle-wait", type=float, default=20,
+                    help="before each run, wait up to this many seconds for other "
+                         "processes to leave the machine quiet (default 20)")
+    ap.add_argument("--idle-threshold", type=float, default=0.10,
+                    help="quiet means other processes use less than this share of "
+                         "all cores (default 0.10)")
+    ap.add_argument("--max-foreign", type=float, default=0.15,
+                    help="run again a run during which other processes used more than "
+                         "this share of the CPU (default 0.15)")
+    ap.add_argument("--retries", type=int, default=2,
+                    help="how many times a disturbed run is run again (default 2)")
     ap.add_argument("--callgrind-n", type=int, default=5000)
     ap.add_argument("--readcost-sizes", default="5000,100000")
     ap.add_argument("--readcost-holders", type=int, default=50)
     ap.add_argument("--readcost-per-holder", type=int, default=100)
     ap.add_argument("--readcost-reps", type=int, default=5)
     ap.add_argument("--smoke", action="store_true",
-                    help="CI smoke: every contender, select1 and dalibo-100, 2 s each, "
-                         "plus a tiny read cost; no timing assertion")
+                    help="CI smoke: every contender on select1 and dalibo-100, 2 s each, "
+                         "no timing assertion; exits 0 if everything ran")
     ap.add_argument("--ext-src", help="build the extension from this directory "
                     "instead of git archive HEAD")
     ap.add_argument("--use-installed", action="store_true",
@@ -1093,8 +1225,17 @@ def main():
     ap.add_argument("--results", default=os.path.join(HERE, "results"))
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--plot-from", help=argparse.SUPPRESS)
+    ap.add_argument("--plot-out", help=argparse.SUPPRESS)
+    ap.add_argument("--plot-title", help=argparse.SUPPRESS)
     args = ap.parse_args()
     VERBOSE = not args.quiet
+    if args.plot_from:
+        with open(args.plot_from) as f:
+            data = json.load(f)
+        ok = make_plot(args.plot_out, data["summary"], data["meta"]["contenders"],
+                       args.plot_title or "")
+        return 0 if ok else 1
 
     contenders = [c.strip() for c in args.contenders.split(",") if c.strip()]
     if args.pgsm_lib and "pgsm" not in contenders:
@@ -1107,11 +1248,13 @@ def main():
     if args.smoke:
         args.workloads = "select1:1,dalibo-100:1"
         args.duration = 2
-        args.parts = "tps,readcost"
+        args.parts = "tps"
+        args.retries = 0
         args.readcost_sizes = "300"
         args.readcost_holders = 3
         args.readcost_per_holder = 20
         args.readcost_reps = 2
+        args.idle_wait = 0
     args.readcost_sizes = [int(s) for s in str(args.readcost_sizes).split(",")]
     parts = set(p.strip() for p in args.parts.split(",") if p.strip())
     cores = args.scale
@@ -1182,6 +1325,7 @@ def main():
         "ng_commit": tree.ng_commit or "installed in the tree",
         "command": " ".join(["bench/run.py"] + sys.argv[1:]),
         "duration": args.duration, "scale": cores, "contenders": contenders,
+        "idle_wait": args.idle_wait, "idle_threshold": args.idle_threshold,
         "plan": plan,
     })
     runs, summary, cg, rc = [], [], None, None
@@ -1208,7 +1352,8 @@ def main():
                    "readcost": rc}, f, indent=1, default=list)
     plot = make_plot(os.path.join(outdir, "tps.png"), summary, contenders,
                      "PostgreSQL %s, %d cores, %d s runs" % (tree.version, meta["nproc"],
-                                                             args.duration)) if summary else None
+                                                             args.duration),
+                     os.path.join(outdir, "results.json")) if summary else None
     write_markdown(os.path.join(outdir, "results.md"), meta, defs, plan, contenders,
                    runs, summary, cg, rc, plot)
     log("results: %s (%d s)" % (outdir, meta["seconds"]))
