@@ -90,6 +90,7 @@ CREATE FUNCTION pg_stat_statements_ng_info(
     OUT texts_dropped bigint,
     OUT entries_refused bigint,
     OUT counts_discarded bigint,
+    OUT unadmitted_calls bigint,
     OUT lock_misses bigint
 )
 RETURNS record

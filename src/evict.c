@@ -32,6 +32,7 @@
  */
 #include "postgres.h"
 
+#include "port/pg_bitutils.h"
 #include "utils/timestamp.h"
 
 #include "pg_stat_statements_ng.h"
@@ -59,10 +60,13 @@ ng_evict_earn_usage(NgSharedEntry *entry, int64 calls)
 /*
  * evict_sweep_partition
  *		Evict up to want entries from a partition whose lock the caller holds
- *		exclusively, walking at most one revolution of its buckets.
+ *		exclusively, walking at most one revolution of its buckets.  Adds to
+ *		*unpinned the number of entries it found that could be evicted some
+ *		day (not pinned).
  */
 static void
-evict_sweep_partition(NgSharedPartition *part, int64 want, EvictTally *tally)
+evict_sweep_partition(NgSharedPartition *part, int64 want, EvictTally *tally,
+					  int64 *unpinned)
 {
 	dsa_pointer *buckets;
 	int64		evicted = 0;
@@ -86,7 +90,10 @@ evict_sweep_partition(NgSharedPartition *part, int64 want, EvictTally *tally)
 			if (pg_atomic_read_u32(&entry->pins) > 0)
 				;				/* a backend counts for it: never evicted */
 			else if (entry->usage > 0)
+			{
 				entry->usage /= 2;
+				(*unpinned)++;
+			}
 			else
 			{
 				tally->entries++;
@@ -95,6 +102,7 @@ evict_sweep_partition(NgSharedPartition *part, int64 want, EvictTally *tally)
 				ng_entry_unlink(part, entry, cur);
 				ng_entry_release_memory(entry, cur);
 				evicted++;
+				(*unpinned)++;
 			}
 			cur = next;
 		}
@@ -104,38 +112,48 @@ evict_sweep_partition(NgSharedPartition *part, int64 want, EvictTally *tally)
 /*
  * evict_down_to
  *		Sweep partitions, skipping busy ones, until the table holds at most
- *		target entries or every partition was visited twice.
+ *		target entries.  Each revolution over all partitions halves the
+ *		usage of every unpinned entry, so the sweep goes on while it finds
+ *		unpinned entries, and at most as many revolutions as it takes to
+ *		halve the largest usage to zero; it stops early when a revolution
+ *		finds only pinned entries (or only busy partitions).
  */
 static void
 evict_down_to(uint32 target)
 {
 	EvictTally	tally = {0};
 	int64		misses = 0;
+	int			max_revolutions = 2 + pg_leftmost_one_pos32(NG_USAGE_MAX) + 1;
 
-	for (int visit = 0; visit < 2 * NG_NUM_PARTITIONS; visit++)
+	for (int rev = 0; rev < max_revolutions; rev++)
 	{
-		uint32		count = pg_atomic_read_u32(&ng_shared->entry_count);
-		uint32		p;
-		NgSharedPartition *part;
-		int64		want;
+		int64		unpinned = 0;
 
-		if (count <= target)
-			break;
-		p = pg_atomic_fetch_add_u32(&ng_shared->clock_partition, 1) % NG_NUM_PARTITIONS;
-		part = &ng_shared->partitions[p];
-		if (!LWLockConditionalAcquire(part->lock, LW_EXCLUSIVE))
+		for (int visit = 0; visit < NG_NUM_PARTITIONS; visit++)
 		{
-			misses++;
-			continue;
-		}
-		/* spread the work: a partition's share, and at least one */
-		want = Max((int64) (count - target) / NG_NUM_PARTITIONS, 1);
-		if (visit >= NG_NUM_PARTITIONS)
-			want = count - target;
-		evict_sweep_partition(part, want, &tally);
-		LWLockRelease(part->lock);
-	}
+			uint32		count = pg_atomic_read_u32(&ng_shared->entry_count);
+			uint32		p;
+			NgSharedPartition *part;
 
+			if (count <= target)
+				goto done;
+			p = pg_atomic_fetch_add_u32(&ng_shared->clock_partition, 1) % NG_NUM_PARTITIONS;
+			part = &ng_shared->partitions[p];
+			if (!LWLockConditionalAcquire(part->lock, LW_EXCLUSIVE))
+			{
+				misses++;
+				continue;
+			}
+			/* a partition's share of the work, and at least one */
+			evict_sweep_partition(part,
+								  Max((int64) (count - target) / NG_NUM_PARTITIONS, 1),
+								  &tally, &unpinned);
+			LWLockRelease(part->lock);
+		}
+		if (unpinned == 0)
+			break;
+	}
+done:
 	if (tally.entries > 0 || misses > 0)
 	{
 		SpinLockAcquire(&ng_shared->mutex);

@@ -285,7 +285,7 @@ pg_stat_statements_ng_reset_1_0(PG_FUNCTION_ARGS)
 	PG_RETURN_TIMESTAMPTZ(ng_store_reset(userid, dbid, queryid, minmax_only));
 }
 
-#define NG_INFO_COLS	13
+#define NG_INFO_COLS	14
 
 /*
  * pg_stat_statements_ng_info()
@@ -324,6 +324,7 @@ pg_stat_statements_ng_info_1_0(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum(stats.texts_dropped);
 	values[i++] = Int64GetDatum(stats.entries_refused);
 	values[i++] = Int64GetDatum(stats.counts_discarded);
+	values[i++] = Int64GetDatum(stats.unadmitted_calls);
 	values[i++] = Int64GetDatum(stats.lock_misses);
 	Assert(i == NG_INFO_COLS);
 

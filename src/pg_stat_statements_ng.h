@@ -217,6 +217,7 @@ typedef struct NgSharedStats
 	int64		texts_dropped;	/* entries kept without text: memory full */
 	int64		entries_refused;	/* entries not created: table full */
 	int64		counts_discarded;	/* executions lost (see design.md) */
+	int64		unadmitted_calls;	/* calls of statements that got no entry */
 	int64		lock_misses;	/* conditional lock attempts that failed */
 	TimestampTz stats_reset;
 } NgSharedStats;

@@ -470,7 +470,8 @@ slot_get_entry(const NgKey *key, uint32 hash, const char *qtext, int text_len,
  *		A bound slot adds its counts to its entry (unless the entry is dead:
  *		a reset voided them) and drops its pin, freeing a dead entry when it
  *		was the last.  An unbound slot adds its counts to the key's entry if
- *		one exists by now; otherwise they are lost and counted as discarded.
+ *		one exists by now; otherwise they go where evicted entries' counts
+ *		go (evicted_calls), and are also counted as unadmitted_calls.
  */
 static void
 slot_fold_locked(int i)
@@ -508,8 +509,19 @@ slot_fold_locked(int i)
 			ng_evict_earn_usage(entry, counts.calls[NG_EXEC] + counts.calls[NG_PLAN]);
 		}
 		else
-			ng_note_loss(NG_LOSS_COUNTS,
-						 counts.calls[NG_EXEC] + counts.calls[NG_PLAN]);
+		{
+			/*
+			 * The statement never got an entry (the table was full of entries
+			 * in use): its counts leave the table as an evicted entry's do,
+			 * into evicted_calls and evicted_exec_time, so that sum(calls)
+			 * plus evicted_calls still counts every execution.
+			 */
+			SpinLockAcquire(&ng_shared->mutex);
+			ng_shared->stats.evicted_calls += counts.calls[NG_EXEC];
+			ng_shared->stats.evicted_exec_time += counts.total_time[NG_EXEC];
+			ng_shared->stats.unadmitted_calls += counts.calls[NG_EXEC];
+			SpinLockRelease(&ng_shared->mutex);
+		}
 	}
 
 	slot_begin_write(slot);
@@ -554,16 +566,39 @@ slot_release(int i, bool wait)
 }
 
 /*
+ * slot_adopt_entry
+ *		For an unbound slot with counts: make sure its key has an entry, so
+ *		that folding the slot keeps the counts.  Returns true if the slot
+ *		can be folded without loss (an entry exists, or there is nothing to
+ *		keep).  With wait, waits for the partition lock (at exit).
+ */
+static bool
+slot_adopt_entry(int i, bool wait)
+{
+	NgSlot	   *slot = ng_slot_at(my_area, i);
+	dsa_pointer dp;
+	bool		has_text;
+
+	if (slot->counters.calls[NG_EXEC] == 0 && slot->counters.calls[NG_PLAN] == 0)
+		return true;
+	return slot_get_entry(&slot->key, ng_key_hash(&slot->key), NULL, 0,
+						  false, wait, &dp, &has_text) != NULL;
+}
+
+/*
  * slot_find_free
- *		A free slot of mine, releasing the least recently used one if all
- *		are taken.  Bound slots go first: an unbound slot's counts could be
- *		lost.  Tries a few victims without waiting before it waits on one.
+ *		A free slot of mine, releasing the least recently used bound slot if
+ *		all are taken: a bound slot folds into its entry without loss.  An
+ *		unbound slot is given up only if its key has an entry by now (or
+ *		has nothing to keep).  Tries a few victims without waiting before it
+ *		waits for one.
  */
 static int
 slot_find_free(void)
 {
 	int			victims[4];
 	int			nvictims = 0;
+	int			bound = 0;
 
 	for (int i = 0; i < ng_slots_per_backend; i++)
 		if (!local_slots[i].in_use)
@@ -591,11 +626,39 @@ slot_find_free(void)
 			if (best < 0)
 				break;
 			victims[nvictims++] = best;
+			if (pass == 0)
+				bound++;
 		}
 	}
 	for (int v = 0; v < nvictims; v++)
+	{
+		if (local_slots[victims[v]].entry == NULL &&
+			!slot_adopt_entry(victims[v], false))
+			continue;
 		if (slot_release(victims[v], false))
 			return victims[v];
+	}
+
+	/* wait: for a bound victim's lock, or for an unbound one's entry */
+	if (bound > 0)
+	{
+		slot_release(victims[0], true);
+		return victims[0];
+	}
+	for (int v = 0; v < nvictims; v++)
+	{
+		if (slot_adopt_entry(victims[v], true))
+		{
+			slot_release(victims[v], true);
+			return victims[v];
+		}
+	}
+
+	/*
+	 * Every slot counts for a statement that has no entry and can get none
+	 * (the table is full of entries other backends are using): give up the
+	 * oldest one's counts, counted as discarded.
+	 */
 	slot_release(victims[0], true);
 	return victims[0];
 }
@@ -839,6 +902,7 @@ void
 ng_slots_maintenance(void)
 {
 	TimestampTz now;
+	bool		over_max;
 
 	if (!slots_attached || my_area == NULL)
 		return;
@@ -847,33 +911,26 @@ ng_slots_maintenance(void)
 		return;
 	last_maintenance = now;
 
+	over_max = pg_atomic_read_u32(&ng_shared->entry_count) > (uint32) ng_max;
 	for (int i = 0; i < ng_slots_per_backend; i++)
 	{
 		NgLocalSlot *ls = &local_slots[i];
 
 		if (!ls->in_use)
 			continue;
-		if (!ls->used || ls->entry == NULL)
+		if (ls->entry == NULL)
+		{
+			/* unbound: fold once its entry can be had; until then, keep */
+			if (slot_adopt_entry(i, false))
+				slot_release(i, false);
+		}
+		else if (!ls->used || over_max)
 		{
 			/*
-			 * Idle, or unbound: fold.  An unbound slot folds into the entry
-			 * if one exists by now; else it stays, unless idle.
+			 * Idle since the last time, or the table is over max (max was
+			 * lowered): fold and drop the pin, so that eviction can take the
+			 * entry if it is cold.  A statement still running binds again.
 			 */
-			if (ls->entry == NULL && ls->used)
-			{
-				NgSlot	   *slot = ng_slot_at(my_area, i);
-				dsa_pointer dp;
-				bool		has_text;
-				NgSharedEntry *entry;
-
-				entry = slot_get_entry(&slot->key, ng_key_hash(&slot->key),
-									   NULL, 0, false, false, &dp, &has_text);
-				if (entry == NULL)
-				{
-					ls->used = false;
-					continue;
-				}
-			}
 			slot_release(i, false);
 		}
 		else
@@ -896,9 +953,17 @@ slots_exit_callback(int code, Datum arg)
 	if (my_area == NULL || ng_area == NULL)
 		return;
 	/* an error may have left us holding locks; they are released by now */
+	/* bound slots first: dropping their pins may make room for the others */
 	for (int i = 0; i < ng_slots_per_backend; i++)
-		if (local_slots[i].in_use)
+		if (local_slots[i].in_use && local_slots[i].entry != NULL)
 			slot_release(i, true);
+	for (int i = 0; i < ng_slots_per_backend; i++)
+	{
+		if (!local_slots[i].in_use)
+			continue;
+		(void) slot_adopt_entry(i, true);
+		slot_release(i, true);
+	}
 	pg_write_barrier();
 	my_area->active = false;
 	my_area = NULL;

@@ -1,0 +1,273 @@
+# A saved statistics file that is truncated, corrupted, of another format,
+# major or layout, or with bytes appended, is rejected as a whole: the
+# server starts, the log says so in exactly one line, statistics are empty
+# and the file is removed (issue 5).
+#
+# One valid file is made once; then for each case: stop, put the damaged
+# copy in place, start, check.  Where a header field or a length is changed
+# on purpose, the CRC-32C trailer is recomputed, so that the check of that
+# field (not the checksum) is the one that fires.
+#
+# PGSSNG_PERSIST_QUICK=1 runs a reduced set (scripts/asan-persist.sh runs it
+# under AddressSanitizer); PGSSNG_SERVER_LD_PRELOAD is passed to the server.
+use strict;
+use warnings FATAL => 'all';
+
+use FindBin;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+BEGIN
+{
+	require "$FindBin::RealBin/020_persist_common.pm";
+	PersistCommon->import;
+}
+
+my $quick = $ENV{PGSSNG_PERSIST_QUICK} ? 1 : 0;
+
+# fsync on for the one clean shutdown that writes the valid file, so that
+# the dump's fsync + rename path runs as in production; off afterwards
+my $node = new_ng_node('corrupt', "fsync = on\n");
+ok(start_node($node), 'server starts');
+my $pgdata = $node->data_dir;
+my $stat = "$pgdata/$STAT_FILE";
+my $count_sql = 'SELECT count(*) FROM pg_stat_statements_ng';
+
+$node->safe_psql('postgres', 'CREATE EXTENSION pg_stat_statements_ng');
+$node->safe_psql('postgres', 'CREATE TABLE t (a int)');
+# about 60 entries of a few hundred bytes each: the file is well over 8 kB,
+# so that the loader's buffer is a malloc block of its own (ASan sees its
+# end)
+work_psql(
+	$node, 'postgres',
+	join("\n",
+		(map { "SELECT a FROM t WHERE a = 1" . (" OR a = $_" x $_) . ';' } 1 .. 30),
+		(map { 'SELECT ' . join(', ', ("'text'") x $_) . ';' } 1 .. 20),
+		("INSERT INTO t VALUES (1);") x 5,
+		"UPDATE t SET a = 2;",
+		"SELECT count(*) FROM t;"));
+my $nrows = $node->safe_psql('postgres', $count_sql);
+cmp_ok($nrows, '>=', 50, "workload tracked ($nrows rows)");
+my $rows_before = $node->safe_psql('postgres',
+	'SELECT queryid, calls FROM pg_stat_statements_ng ORDER BY queryid');
+
+$node->stop;
+ok(-f $stat, 'clean shutdown wrote the file');
+my $valid = read_bytes($stat);
+my $size = length($valid);
+$node->append_conf('postgresql.conf', "fsync = off\n");
+
+# the valid file restores
+my $off = log_mark($node);
+ok(start_node($node), 'server restarts');
+$node->wait_for_log(qr/pg_stat_statements_ng: restored statistics of \d+ statements/, $off);
+is($node->safe_psql('postgres',
+		'SELECT queryid, calls FROM pg_stat_statements_ng ORDER BY queryid'),
+	$rows_before, 'the valid file restores every row');
+my $major = int($node->safe_psql('postgres', 'SHOW server_version_num') / 100);
+
+# --- what the file looks like ------------------------------------------------
+
+my ($magic, $format, $pg_major, $counters_size) = unpack('L4', $valid);
+is(sprintf('%08X', $magic), '4E475353', 'magic at offset 0');
+is($format, 1, 'format version 1 at offset 4');
+is($pg_major, $major, "server major ($major) at offset 8");
+is(crc32c(substr($valid, 0, -4)), unpack('L', substr($valid, -4)),
+	'trailer is the CRC-32C of everything before it');
+my $layout = ng_file_layout($valid);
+ok(defined $layout, 'entries walk to the trailer')
+  or BAIL_OUT('cannot make sense of the dump file; the tests below would not mean much');
+my $H = $layout->{header_size};
+my $E = $layout->{entry_size};
+my $N = $layout->{nentries};
+is($N, $nrows, "entry count ($N) in the header's last field, offset " . ($H - 8));
+note "header $H bytes, entry fixed part $E bytes, text length at $layout->{text_len_at}, file $size bytes";
+cmp_ok($size, '>', 8192, 'the file is larger than 8 kB');
+
+# each entry starts with its key (userid, dbid, queryid, toplevel) and the
+# counters (plans, calls, ...): check on one entry that it says what the
+# view said, so that the field patches below hit the fields they mean to
+my $first = $layout->{entries}[0];
+my ($qid, $calls) = (unpack('q', substr($valid, $first->{at} + 8, 8)),
+	unpack('q', substr($valid, $first->{at} + 32, 8)));
+like($rows_before, qr/^\Q$qid\E\|\Q$calls\E$/m,
+	'first entry: queryid at +8 and calls at +32 match the view');
+
+# --- the cases -----------------------------------------------------------------
+
+sub with_crc
+{
+	my ($body) = @_;
+	return $body . pack('L', crc32c($body));
+}
+
+sub patch
+{
+	my ($data, $at, $bytes) = @_;
+	substr($data, $at, length($bytes)) = $bytes;
+	return $data;
+}
+
+my $body = substr($valid, 0, -4);
+my @cases;    # [ name, bytes, expected reason (regexp) ]
+
+# truncations: header, first entry, spread over the entries, trailer
+my %cut;
+$cut{$_} = 1 for (0, 1, 3, 4, 7, 8, 11, 12, 16, 40, $H - 9, $H - 8, $H - 1, $H,
+	$H + 1, $H + 3, $H + 4, $H + 8, $H + 32, $H + $E - 8, $H + $E - 1, $H + $E,
+	$H + $E + 1);
+$cut{ $size - $_ } = 1 for 1 .. 5;
+my $spread = 50 - scalar(keys %cut);
+$cut{ int($H + $E + 2 + ($size - 7 - $H - $E) * $_ / $spread) } = 1 for 0 .. $spread;
+my @cuts = sort { $a <=> $b } grep { $_ >= 0 && $_ < $size } keys %cut;
+@cuts = @cuts[ 0 .. 49 ] if @cuts > 50;
+@cuts = @cuts[ map { int($_ * @cuts / 20) } 0 .. 19 ] if $quick;
+for my $len (@cuts)
+{
+	push @cases, [
+		"truncated to $len bytes",
+		substr($valid, 0, $len),
+		$len < $H + 4 ? qr/file too short/ : qr/checksum mismatch/
+	];
+}
+
+# byte flips (fixed seed): any single byte changed fails the CRC
+srand(20240505);
+for my $i (1 .. ($quick ? 50 : 200))
+{
+	my $at = int(rand($size));
+	my $x = 1 + int(rand(255));
+	my $bad = $valid;
+	substr($bad, $at, 1) = chr(ord(substr($bad, $at, 1)) ^ $x);
+	push @cases, [ sprintf('flip %d: byte %d ^ 0x%02x', $i, $at, $x),
+		$bad, qr/checksum mismatch/ ];
+}
+
+# header fields, CRC recomputed
+push @cases,
+  [ 'wrong magic', with_crc(patch($body, 0, pack('L', 0x53534E47))),
+	qr/not a pg_stat_statements_ng file/ ],
+  [ 'wrong magic, zeros', with_crc(patch($body, 0, pack('L', 0))),
+	qr/not a pg_stat_statements_ng file/ ],
+  [ 'format version 2', with_crc(patch($body, 4, pack('L', 2))),
+	qr/format version 2, expected 1/ ],
+  [ 'format version 0', with_crc(patch($body, 4, pack('L', 0))),
+	qr/format version 0, expected 1/ ],
+  [ 'previous major', with_crc(patch($body, 8, pack('L', $major - 100))),
+	qr/written by PostgreSQL major @{[$major - 100]}, this is $major/ ],
+  [ 'next major', with_crc(patch($body, 8, pack('L', $major + 100))),
+	qr/written by PostgreSQL major @{[$major + 100]}, this is $major/ ],
+  [ 'other counters layout', with_crc(patch($body, 12, pack('L', $counters_size + 8))),
+	qr/counters of another layout/ ],
+  # the same header cases without the CRC fixed: the checksum fires first
+  [ 'wrong magic, CRC not fixed', patch($valid, 0, pack('L', 0x53534E47)),
+	qr/checksum mismatch/ ],
+  [ 'format version 2, CRC not fixed', patch($valid, 4, pack('L', 2)),
+	qr/checksum mismatch/ ];
+
+# lengths and counts, CRC recomputed: nothing read from the file is trusted
+my $tl = $first->{at} + $layout->{text_len_at};
+my $last = $layout->{entries}[-1];
+my $last_tl = $last->{at} + $layout->{text_len_at};
+push @cases,
+  [ 'entry count 2^62', with_crc(patch($body, $H - 8, pack('Q', 1 << 62))),
+	qr/entry count exceeds the file/ ],
+  [ 'entry count 2^64-1', with_crc(patch($body, $H - 8, pack('q', -1))),
+	qr/entry count exceeds the file/ ],
+  [ 'entry count one too many', with_crc(patch($body, $H - 8, pack('Q', $N + 1))),
+	qr/entry count exceeds the file|truncated entry|invalid text length/ ],
+  [ 'entry count one too few', with_crc(patch($body, $H - 8, pack('Q', $N - 1))),
+	qr/trailing bytes after the entries/ ],
+  [ 'entry count zero', with_crc(patch($body, $H - 8, pack('Q', 0))),
+	qr/trailing bytes after the entries/ ],
+  [ 'text length 2^31-1', with_crc(patch($body, $tl, pack('l', 0x7FFFFFFF))),
+	qr/invalid text length/ ],
+  [ 'text length -2', with_crc(patch($body, $tl, pack('l', -2))),
+	qr/invalid text length/ ],
+  [ 'text length -2^31', with_crc(patch($body, $tl, pack('l', -2147483648))),
+	qr/invalid text length/ ],
+  [ 'last text one byte too long',
+	with_crc(patch($body, $last_tl, pack('l', $last->{text_len} + 1))),
+	qr/invalid text length/ ],
+  [ 'last text one byte too short',
+	with_crc(patch($body, $last_tl, pack('l', $last->{text_len} - 1))),
+	qr/trailing bytes after the entries/ ],
+  [ 'encoding 255', with_crc(patch($body, $tl - 4, pack('l', 255))),
+	qr/invalid encoding/ ],
+  [ 'encoding -1', with_crc(patch($body, $tl - 4, pack('l', -1))),
+	qr/invalid encoding/ ],
+  [ 'negative calls', with_crc(patch($body, $first->{at} + 32, pack('q', -5))),
+	qr/invalid counters/ ],
+  [ 'NUL in a text', with_crc(patch($body, $first->{at} + $E, "\0")),
+	qr/invalid text/ ];
+
+# bytes appended
+push @cases,
+  [ '1 byte appended', $valid . "\x01", qr/checksum mismatch/ ],
+  [ '7 bytes appended', $valid . "garbage", qr/checksum mismatch/ ],
+  [ '4 kB appended', $valid . ("\xA5" x 4096), qr/checksum mismatch/ ],
+  [ 'a valid file twice', $valid . $valid, qr/checksum mismatch/ ],
+  [ '64 bytes appended, CRC fixed', with_crc($body . ("\0" x 64)),
+	qr/trailing bytes after the entries/ ];
+
+# --- run them --------------------------------------------------------------------
+
+my $first_off = log_mark($node);
+my ($n_ok, @bad) = (0);
+for my $case (@cases)
+{
+	my ($name, $bytes, $reason) = @$case;
+	$node->stop;
+	write_bytes($stat, $bytes);
+	$off = log_mark($node);
+	my $started = start_node($node);
+	my @problems;
+	if (!$started)
+	{
+		push @problems, 'server did not start';
+	}
+	else
+	{
+		$node->wait_for_log(
+			qr/pg_stat_statements_ng: (ignoring saved statistics|restored statistics)/, $off);
+		my @lines = grep { /pg_stat_statements_ng: (ignoring saved statistics|restored statistics)/ }
+		  split /\n/, log_since($node, $off);
+		push @problems, scalar(@lines) . ' lines: ' . join(' / ', @lines)
+		  if @lines != 1;
+		push @problems, "line does not match $reason: $lines[0]"
+		  if @lines && $lines[0] !~ $reason;
+		push @problems, 'not a LOG line: ' . $lines[0]
+		  if @lines
+		  && $lines[0] !~
+		  /LOG:  pg_stat_statements_ng: ignoring saved statistics in "pg_stat\/pg_stat_statements_ng.stat": /;
+		push @problems, 'file not removed' if -e $stat;
+		my $count = $node->safe_psql('postgres', $count_sql);
+		push @problems, "$count rows" if $count ne '0';
+	}
+	if (@problems) { push @bad, "$name: " . join('; ', @problems) }
+	else { $n_ok++ }
+	last unless $started;
+}
+is($n_ok, scalar(@cases),
+	"every damaged file rejected with one line, empty, removed ($n_ok of "
+	  . scalar(@cases) . ')')
+  or diag join("\n", @bad[ 0 .. ($#bad < 20 ? $#bad : 19) ]);
+is(count_since($node, $first_off, qr/ignoring saved statistics/), scalar(@cases),
+	'one rejection line per case in the whole log');
+is(count_since($node, $first_off, qr/restored statistics|TRAP|terminated by signal|server process .* was terminated/), 0,
+	'nothing restored, no crash');
+note scalar(@cases) . ' cases: ' . scalar(@cuts) . ' truncations, ' . ($quick ? 50 : 200) . ' flips';
+
+# and the valid file still restores at the end
+$node->stop;
+write_bytes($stat, $valid);
+$off = log_mark($node);
+ok(start_node($node), 'server starts');
+$node->wait_for_log(qr/pg_stat_statements_ng: restored statistics of $N statements/, $off);
+is($node->safe_psql('postgres',
+		'SELECT queryid, calls FROM pg_stat_statements_ng ORDER BY queryid'),
+	$rows_before, 'the valid file still restores every row');
+
+$node->stop;
+done_testing();
