@@ -69,15 +69,16 @@ run_major() {
 	passed=$((passed + $(grep -c '^ok ' "$scratch/contrib.log")))
 	failed=$((failed + $(grep -c '^not ok ' "$scratch/contrib.log")))
 	[ "$crc" = 0 ] || failures+=("$major:contrib-suite")
-	cat "$scratch/test.log" | grep -E '^(ok|not ok|# |t/|All tests|Files=|Result|[[:space:]]+(ok|FAILED))|tests passed|failed \(|^\s+[a-z_]+\s+\.\.\.' || true
+	cat "$scratch/test.log" | grep -E '^(ok|not ok|# |(\[[0-9:]+\] )?t/|All tests|Files=|Result|[[:space:]]+(ok|FAILED))|tests passed|failed \(|^\s+[a-z_]+\s+\.\.\.' || true
 
 	# tally: pg_regress lines "ok N - name" / "not ok N - name" (15: "test x ... ok")
 	local rp rf tp tf
 	rp=$(grep -cE '^(ok [0-9]+ +[-+] |test .* \.\.\. ok|     [a-z_]+ +\.\.\. ok)' "$scratch/test.log")
 	rf=$(grep -cE '^(not ok [0-9]+ +[-+] |test .* \.\.\. FAILED|     [a-z_]+ +\.\.\. FAILED)' "$scratch/test.log")
 	# TAP: each test file counts once
-	tp=$(grep -cE '^t/.*\.\. ok' "$scratch/test.log")
-	tf=$(grep -cE '^t/.*\.\. (Dubious|Failed|not ok)' "$scratch/test.log")
+	# (prove --timer starts each line with [hh:mm:ss])
+	tp=$(grep -cE '^(\[[0-9:]+\] )?t/.*\.\. ok' "$scratch/test.log")
+	tf=$(grep -cE '^(\[[0-9:]+\] )?t/.*\.\. (Dubious|Failed|not ok)' "$scratch/test.log")
 	if [ "$rc" != 0 ] && [ $((rf + tf)) = 0 ]; then
 		rf=1
 	fi
