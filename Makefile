@@ -8,6 +8,7 @@ OBJS = \
 	src/counters.o \
 	src/dropin.o \
 	src/evict.o \
+	src/failures.o \
 	src/funcs.o \
 	src/guc.o \
 	src/hooks.o \
@@ -21,7 +22,7 @@ EXTENSION = pg_stat_statements_ng
 DATA = pg_stat_statements_ng--1.0.sql
 PGFILEDESC = "pg_stat_statements_ng - exact, lock-free statement statistics"
 
-REGRESS = counting normalize nesting planning reset privileges info
+REGRESS = counting normalize nesting planning reset privileges info failures collect
 # the tests need the library preloaded: installcheck starts its own
 # temporary instance with it, rather than using a running server
 REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=$(srcdir)/pg_stat_statements_ng.conf --load-extension=pg_stat_statements_ng

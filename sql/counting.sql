@@ -15,10 +15,11 @@ UPDATE cnt_tab SET b = 'x' WHERE a <= 30;
 DELETE FROM cnt_tab WHERE a > 90;
 SELECT count(*) FROM cnt_tab;
 
--- a statement that fails at execution is not counted
+-- a statement that fails at execution is not counted as a call (it is
+-- counted as an error: see failures.sql)
 SELECT 1 / (a - a) FROM cnt_tab LIMIT 1;
 
-SELECT query, calls, rows
+SELECT query, calls, rows, errors
   FROM pg_stat_statements_ng
  WHERE query NOT LIKE '%pg_stat_statements_ng%'
  ORDER BY query COLLATE "C";

@@ -31,6 +31,20 @@ ng_counters_record(NgCounters *c, const NgSample *s)
 	double		t = s->time;
 	double		old_mean = c->mean_time[k];
 
+	c->last_executed_at = Max(c->last_executed_at, s->started_at);
+	if (s->failure != NG_SUCCEEDED)
+	{
+		/* not a call: pg_stat_statements counts successful ones only */
+		if (s->failure == NG_FAILED_TIMEOUT)
+			c->failed_timeouts++;
+		else if (s->failure == NG_FAILED_CANCEL)
+			c->failed_cancels++;
+		else
+			c->failed_errors++;
+		c->failed_time += t;
+		return;
+	}
+
 	c->calls[k] += 1;
 	c->total_time[k] += t;
 	c->mean_time[k] += (t - old_mean) / c->calls[k];
@@ -178,7 +192,13 @@ ng_counters_merge(NgCounters *dst, const NgCounters *src)
 	NG_ADD(jit_deform_time);
 	NG_ADD(parallel_workers_to_launch);
 	NG_ADD(parallel_workers_launched);
+	NG_ADD(failed_errors);
+	NG_ADD(failed_cancels);
+	NG_ADD(failed_timeouts);
+	NG_ADD(failed_time);
 #undef NG_ADD
+	dst->last_executed_at = Max(dst->last_executed_at, src->last_executed_at);
+	dst->changed_generation = Max(dst->changed_generation, src->changed_generation);
 }
 
 /*

@@ -32,6 +32,7 @@
 #include "pg_stat_statements_ng.h"
 
 PG_FUNCTION_INFO_V1(pg_stat_statements_ng_1_0);
+PG_FUNCTION_INFO_V1(pg_stat_statements_ng_changed_since_1_0);
 PG_FUNCTION_INFO_V1(pg_stat_statements_ng_reset_1_0);
 PG_FUNCTION_INFO_V1(pg_stat_statements_ng_info_1_0);
 
@@ -71,13 +72,14 @@ api_columns(NgApi api)
 		case NG_API_PGSS_1_11:
 			return 49;
 		case NG_API_PGSS_1_12:
-		case NG_API_NG_1_0:
 			return 52;
+		case NG_API_NG_1_0:
+			return 58;
 	}
 	return -1;					/* keep compiler quiet */
 }
 
-#define NG_MAX_COLS		52
+#define NG_MAX_COLS		59		/* changed_since: generation + 58 */
 
 /*
  * emit_row
@@ -88,7 +90,7 @@ api_columns(NgApi api)
  */
 static void
 emit_row(ReturnSetInfo *rsinfo, const NgRow *row, NgApi api, bool showtext,
-		 bool allowed)
+		 bool allowed, uint64 generation)
 {
 	Datum		values[NG_MAX_COLS];
 	bool		nulls[NG_MAX_COLS];
@@ -98,6 +100,10 @@ emit_row(ReturnSetInfo *rsinfo, const NgRow *row, NgApi api, bool showtext,
 
 	memset(values, 0, sizeof(values));
 	memset(nulls, 0, sizeof(nulls));
+
+	/* changed_since puts the new generation first */
+	if (generation > 0)
+		values[i++] = Int64GetDatumFast((int64) generation);
 
 	values[i++] = ObjectIdGetDatum(row->key.userid);
 	values[i++] = ObjectIdGetDatum(row->key.dbid);
@@ -207,7 +213,19 @@ emit_row(ReturnSetInfo *rsinfo, const NgRow *row, NgApi api, bool showtext,
 		values[i++] = TimestampTzGetDatum(row->stats_since);
 		values[i++] = TimestampTzGetDatum(row->minmax_stats_since);
 	}
-	Assert(i == api_columns(api));
+	if (api >= NG_API_NG_1_0)
+	{
+		/* ours alone: failed executions, and what collectors need */
+		values[i++] = Int64GetDatumFast(c->failed_errors);
+		values[i++] = Int64GetDatumFast(c->failed_cancels);
+		values[i++] = Int64GetDatumFast(c->failed_timeouts);
+		values[i++] = Float8GetDatumFast(c->failed_time);
+		values[i] = TimestampTzGetDatum(c->last_executed_at);
+		nulls[i++] = (c->last_executed_at == 0);
+		values[i] = TimestampTzGetDatum(row->text_stored_at);
+		nulls[i++] = (row->text_stored_at == 0);
+	}
+	Assert(i == api_columns(api) + (generation > 0 ? 1 : 0));
 
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
@@ -221,12 +239,24 @@ emit_row(ReturnSetInfo *rsinfo, const NgRow *row, NgApi api, bool showtext,
 Datum
 ng_sql_statements(FunctionCallInfo fcinfo, NgApi api, bool showtext)
 {
+	return ng_sql_statements_since(fcinfo, api, showtext, 0, 0);
+}
+
+/*
+ * ng_sql_statements_since
+ *		As ng_sql_statements, for the rows whose counts changed in or after
+ *		generation since, with generation (if > 0) as a first column.
+ */
+Datum
+ng_sql_statements_since(FunctionCallInfo fcinfo, NgApi api, bool showtext,
+						int64 since, uint64 generation)
+{
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	bool		allowed = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
 
 	ng_check_loaded();
 	InitMaterializedSRF(fcinfo, 0);
-	if (rsinfo->setDesc->natts != api_columns(api))
+	if (rsinfo->setDesc->natts != api_columns(api) + (generation > 0 ? 1 : 0))
 		elog(ERROR, "incorrect number of output arguments");
 
 	for (int p = 0; p < NG_NUM_PARTITIONS; p++)
@@ -239,17 +269,21 @@ ng_sql_statements(FunctionCallInfo fcinfo, NgApi api, bool showtext)
 		hash_seq_init(&seq, rows);
 		while ((row = hash_seq_search(&seq)) != NULL)
 		{
-			int64		ran = row->counters.calls[NG_EXEC];
+			const NgCounters *c = &row->counters;
+			int64		ran = c->calls[NG_EXEC];
 
 			/*
 			 * An entry made when its statement was parsed, and not yet run
-			 * (or planned, where plans are shown), is not shown, as in
-			 * pg_stat_statements: it exists only to hold the text.
+			 * (or planned, where plans are shown; or failed, where failures
+			 * are shown), is not shown, as in pg_stat_statements: it exists
+			 * only to hold the text.
 			 */
 			if (api >= NG_API_PGSS_1_8)
-				ran += row->counters.calls[NG_PLAN];
-			if (ran > 0)
-				emit_row(rsinfo, row, api, showtext, allowed);
+				ran += c->calls[NG_PLAN];
+			if (api >= NG_API_NG_1_0)
+				ran += c->failed_errors + c->failed_cancels + c->failed_timeouts;
+			if (ran > 0 && (int64) c->changed_generation >= since)
+				emit_row(rsinfo, row, api, showtext, allowed, generation);
 			if (row->qtext)
 				pfree(row->qtext);
 		}
@@ -270,6 +304,29 @@ pg_stat_statements_ng_1_0(PG_FUNCTION_ARGS)
 }
 
 /*
+ * pg_stat_statements_ng_changed_since(since bigint, showtext boolean)
+ *		For collectors: the rows whose counts changed since the generation
+ *		the previous call returned, each with the new generation to pass to
+ *		the next call.  The call advances the generation before it reads, and
+ *		an execution stamps its slot with the generation it reads inside its
+ *		write section (slots.c), so an execution is in exactly one call's
+ *		result: the one whose scan found it finished.  since <= 0 returns
+ *		every row.
+ */
+Datum
+pg_stat_statements_ng_changed_since_1_0(PG_FUNCTION_ARGS)
+{
+	int64		since = PG_GETARG_INT64(0);
+	bool		showtext = PG_GETARG_BOOL(1);
+	uint64		generation;
+
+	ng_check_loaded();
+	generation = pg_atomic_fetch_add_u64(&ng_shared->change_generation, 1) + 1;
+	return ng_sql_statements_since(fcinfo, NG_API_NG_1_0, showtext, since,
+								   generation);
+}
+
+/*
  * pg_stat_statements_ng_reset(userid, dbid, queryid, minmax_only)
  *		pg_stat_statements_reset's semantics; returns the reset time.
  */
@@ -285,7 +342,7 @@ pg_stat_statements_ng_reset_1_0(PG_FUNCTION_ARGS)
 	PG_RETURN_TIMESTAMPTZ(ng_store_reset(userid, dbid, queryid, minmax_only));
 }
 
-#define NG_INFO_COLS	14
+#define NG_INFO_COLS	17
 
 /*
  * pg_stat_statements_ng_info()
@@ -326,6 +383,10 @@ pg_stat_statements_ng_info_1_0(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum(stats.counts_discarded);
 	values[i++] = Int64GetDatum(stats.unadmitted_calls);
 	values[i++] = Int64GetDatum(stats.lock_misses);
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&ng_shared->folds));
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u32(&ng_shared->entry_count) *
+								(int64) sizeof(NgSharedEntry));
+	values[i++] = Int64GetDatum((int64) ng_slots_shmem_size());
 	Assert(i == NG_INFO_COLS);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));

@@ -33,6 +33,7 @@ bool		ng_track_planning = false;
 bool		ng_save = true;
 int			ng_query_text_memory_kb = 64 * 1024;
 int			ng_slots_per_backend = 128;
+double		ng_sample_rate = 1.0;
 
 /* the aliases' own variables, kept equal to ours once defined */
 static bool aliases_defined = false;
@@ -205,6 +206,17 @@ ng_define_gucs(void)
 							PGC_POSTMASTER,
 							0,
 							NULL, NULL, NULL);
+
+	DefineCustomRealVariable("pg_stat_statements_ng.sample_rate",
+							 "Fraction of top-level statements counted, with the statements they run.",
+							 "Texts are always normalized, sampled or not.",
+							 &ng_sample_rate,
+							 1.0,
+							 0.0,
+							 1.0,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved(NG_NAME);
 

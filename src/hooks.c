@@ -18,6 +18,8 @@
 #include "postgres.h"
 
 #include "access/parallel.h"
+#include "access/xact.h"
+#include "common/pg_prng.h"
 #include "executor/executor.h"
 #include "fmgr.h"
 #include "jit/jit.h"
@@ -43,6 +45,10 @@ static ExecutorFinish_hook_type prev_ExecutorFinish = NULL;
 static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
 static ProcessUtility_hook_type prev_ProcessUtility = NULL;
 
+/* the sampling decision of the current top-level statement */
+static TimestampTz sample_decided_for = 0;
+static bool sample_in = true;
+
 #define ng_enabled(level) \
 	((ng_track == NG_TRACK_ALL || (ng_track == NG_TRACK_TOP && (level) == 0)) && \
 	 !IsParallelWorker())
@@ -63,6 +69,7 @@ _PG_init(void)
 	EnableQueryId();
 	ng_define_gucs();
 	ng_install_hooks();
+	ng_failures_init();
 	ng_persist_register_keeper();
 }
 
@@ -101,7 +108,10 @@ ng_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
 	if (prev_post_parse_analyze_hook)
 		prev_post_parse_analyze_hook(pstate, query, jstate);
 
-	if (ng_shared == NULL || !ng_enabled(nesting_level))
+	if (ng_shared == NULL)
+		return;
+	ng_failures_flush();
+	if (!ng_enabled(nesting_level))
 		return;
 
 	/* EXECUTE counts for the statement it runs */
@@ -123,13 +133,40 @@ ng_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
 	ng_log_losses();
 }
 
+/*
+ * ng_sampled
+ *		Is the current top-level statement counted?  Decided once per
+ *		top-level statement (by its start time), with probability
+ *		sample_rate; the statements it runs follow the decision.  Parsing,
+ *		and so normalization, is never sampled.
+ */
+static bool
+ng_sampled(void)
+{
+	TimestampTz ts;
+
+	if (ng_sample_rate >= 1.0)
+		return true;
+	ts = GetCurrentStatementStartTimestamp();
+	if (ts != sample_decided_for)
+	{
+		sample_decided_for = ts;
+		sample_in = pg_prng_double(&pg_global_prng_state) < ng_sample_rate;
+	}
+	return sample_in;
+}
+
 static void
 ng_count(uint64 queryid, const char *query, int location, int len,
-		 const NgSample *sample)
+		 NgSample *sample)
 {
 	NgKey		key;
 	NgTextSource src;
 
+	ng_failures_flush();
+	if (!ng_sampled())
+		return;
+	sample->started_at = GetCurrentStatementStartTimestamp();
 	ng_make_key(&key, queryid);
 	src.query = query;
 	src.location = location;
@@ -217,6 +254,36 @@ ng_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	}
 }
 
+/*
+ * ng_note_executor_failure
+ *		In PG_CATCH of ExecutorRun or ExecutorFinish: note that the statement
+ *		failed, with the time it ran (its totaltime instrumentation is still
+ *		running).  No allocation, no lock: see failures.c.
+ */
+static void
+ng_note_executor_failure(QueryDesc *queryDesc)
+{
+	Instrumentation *instr = queryDesc->totaltime;
+	uint64		queryId = queryDesc->plannedstmt->queryId;
+	NgKey		key;
+	double		ms;
+
+	if (queryId == UINT64CONST(0) || instr == NULL || ng_shared == NULL ||
+		!ng_enabled(nesting_level) || !ng_sampled())
+		return;
+	ms = INSTR_TIME_GET_MILLISEC(instr->counter);
+	if (!INSTR_TIME_IS_ZERO(instr->starttime))
+	{
+		instr_time	now;
+
+		INSTR_TIME_SET_CURRENT(now);
+		INSTR_TIME_SUBTRACT(now, instr->starttime);
+		ms += INSTR_TIME_GET_MILLISEC(now);
+	}
+	ng_make_key(&key, queryId);
+	ng_failure_note(&key, ng_failure_classify(), ms);
+}
+
 static void
 ng_ExecutorRun(NG_EXECUTOR_RUN_ARGS)
 {
@@ -228,11 +295,14 @@ ng_ExecutorRun(NG_EXECUTOR_RUN_ARGS)
 		else
 			standard_ExecutorRun(NG_EXECUTOR_RUN_PASS);
 	}
-	PG_FINALLY();
+	PG_CATCH();
 	{
 		nesting_level--;
+		ng_note_executor_failure(queryDesc);
+		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	nesting_level--;
 }
 
 static void
@@ -246,11 +316,14 @@ ng_ExecutorFinish(QueryDesc *queryDesc)
 		else
 			standard_ExecutorFinish(queryDesc);
 	}
-	PG_FINALLY();
+	PG_CATCH();
 	{
 		nesting_level--;
+		ng_note_executor_failure(queryDesc);
+		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	nesting_level--;
 }
 
 static void
@@ -331,12 +404,25 @@ ng_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 									params, queryEnv, dest, qc);
 	}
-	PG_FINALLY();
+	PG_CATCH();
 	{
 		if (bump)
 			nesting_level--;
+		if (measure && saved_queryId != UINT64CONST(0) && ng_sampled())
+		{
+			NgKey		key;
+
+			INSTR_TIME_SET_CURRENT(duration);
+			INSTR_TIME_SUBTRACT(duration, start);
+			ng_make_key(&key, saved_queryId);
+			ng_failure_note(&key, ng_failure_classify(),
+							INSTR_TIME_GET_MILLISEC(duration));
+		}
+		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	if (bump)
+		nesting_level--;
 
 	if (measure && saved_queryId != UINT64CONST(0))
 	{

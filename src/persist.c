@@ -362,6 +362,8 @@ persist_restore_entry(const NgDumpEntry *de, const char *qtext)
 		else
 		{
 			entry->counters = de->counters;
+			/* generations of the previous run mean nothing in this one */
+			entry->counters.changed_generation = 1;
 			entry->usage = de->usage;
 			entry->stats_since = de->stats_since;
 			entry->minmax_stats_since = de->minmax_stats_since;

@@ -116,15 +116,37 @@ typedef struct NgCounters
 	double		jit_deform_time;
 	int64		parallel_workers_to_launch;
 	int64		parallel_workers_launched;
+
+	/* executions that ended in an error, by cause, and their time (ms) */
+	int64		failed_errors;
+	int64		failed_cancels;
+	int64		failed_timeouts;
+	double		failed_time;
+
+	/* start of the top-level statement of the last execution or failure */
+	TimestampTz last_executed_at;
+	/* the change generation when these counts last changed (see funcs.c) */
+	uint64		changed_generation;
 } NgCounters;
 
 /*
  * One execution (or one planning) to be counted: what the hooks measured.
  */
+/* How an execution ended, when it did not succeed */
+typedef enum NgFailure
+{
+	NG_SUCCEEDED = 0,
+	NG_FAILED_ERROR,
+	NG_FAILED_CANCEL,			/* canceled by a user or an admin */
+	NG_FAILED_TIMEOUT			/* canceled by statement_timeout */
+} NgFailure;
+
 typedef struct NgSample
 {
 	NgKind		kind;
+	NgFailure	failure;
 	double		time;			/* ms */
+	TimestampTz started_at;		/* of the top-level statement */
 	uint64		rows;
 	const BufferUsage *bufusage;
 	const WalUsage *walusage;
@@ -179,6 +201,7 @@ typedef struct NgSharedEntry
 	int			encoding;		/* partition lock */
 	TimestampTz stats_since;	/* partition lock */
 	TimestampTz minmax_stats_since; /* partition lock */
+	TimestampTz text_stored_at; /* partition lock; 0 if no text */
 	NgCounters	counters;		/* partition lock: the folded counts */
 } NgSharedEntry;
 
@@ -230,6 +253,8 @@ typedef struct NgSharedState
 	pg_atomic_uint64 text_bytes;	/* DSA bytes held by texts */
 	pg_atomic_uint32 clock_partition;	/* eviction: next partition */
 	pg_atomic_uint32 losses_logged; /* NgLoss bits already logged */
+	pg_atomic_uint64 change_generation; /* advanced by each changed_since */
+	pg_atomic_uint64 folds;		/* slot folds, for the info view */
 	bool		restore_pending;	/* set by postmaster, cleared by keeper */
 	slock_t		mutex;			/* protects stats */
 	NgSharedStats stats;
@@ -295,6 +320,7 @@ extern bool ng_track_planning;
 extern bool ng_save;
 extern int	ng_query_text_memory_kb;
 extern int	ng_slots_per_backend;
+extern double ng_sample_rate;
 
 extern void ng_define_gucs(void);
 
@@ -400,6 +426,7 @@ typedef struct NgRow
 	int			encoding;
 	TimestampTz stats_since;
 	TimestampTz minmax_stats_since;
+	TimestampTz text_stored_at;
 } NgRow;
 
 extern struct HTAB *ng_read_rows_create(void);
@@ -428,6 +455,9 @@ typedef enum NgApi
 extern void ng_check_loaded(void);
 extern Datum ng_sql_statements(FunctionCallInfo fcinfo, NgApi api,
 							   bool showtext);
+extern Datum ng_sql_statements_since(FunctionCallInfo fcinfo, NgApi api,
+									 bool showtext, int64 since,
+									 uint64 generation);
 
 /* ----------------------------------------------------------------
  * Functions in persist.c
@@ -436,6 +466,15 @@ extern Datum ng_sql_statements(FunctionCallInfo fcinfo, NgApi api,
 extern void ng_persist_startup(void);
 extern void ng_persist_register_keeper(void);
 extern int64 ng_persist_load_file(void);
+
+/* ----------------------------------------------------------------
+ * Functions in failures.c
+ * ----------------------------------------------------------------
+ */
+extern NgFailure ng_failure_classify(void);
+extern void ng_failure_note(const NgKey *key, NgFailure failure, double time);
+extern void ng_failures_flush(void);
+extern void ng_failures_init(void);
 
 /* ----------------------------------------------------------------
  * Functions in hooks.c

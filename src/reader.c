@@ -79,6 +79,7 @@ ng_read_partition(int p, HTAB *rows, bool showtext)
 				row->counters = entry->counters;
 				row->stats_since = entry->stats_since;
 				row->minmax_stats_since = entry->minmax_stats_since;
+				row->text_stored_at = entry->text_stored_at;
 				row->encoding = entry->encoding;
 				row->qtext = NULL;
 				row->qtext_len = 0;
@@ -136,6 +137,7 @@ ng_read_partition(int p, HTAB *rows, bool showtext)
 					row->encoding = GetDatabaseEncoding();
 					row->stats_since = now;
 					row->minmax_stats_since = now;
+					row->text_stored_at = 0;
 				}
 			}
 			ng_counters_merge(&row->counters, &copy.counters);

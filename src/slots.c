@@ -290,7 +290,8 @@ typedef struct NgRecentParse
 {
 	uint64		queryid;		/* 0: unused */
 	bool		has_constants;
-	char	   *normalized;		/* in recent_cxt, or NULL */
+	char	   *normalized;		/* in recent_cxt, or NULL; the raw text when
+								 * the statement has no constants */
 	int			len;
 } NgRecentParse;
 
@@ -345,13 +346,14 @@ slot_text(const NgLocalEntry *le, const NgTextSource *src, int *len)
 
 	if (constants == NG_CONSTANTS_UNKNOWN && r != NULL)
 		constants = r->has_constants ? NG_CONSTANTS_SOME : NG_CONSTANTS_NONE;
-	if (constants == NG_CONSTANTS_NONE)
+	if (constants == NG_CONSTANTS_NONE && src->query != NULL)
 	{
 		raw.jstate = NULL;
 		return ng_qtext_prepare(&raw, len);
 	}
-	if (constants == NG_CONSTANTS_SOME && r != NULL && r->has_constants &&
-		r->normalized != NULL)
+	/* no source text (a failure) or only a normalized one may be stored */
+	if (r != NULL && r->normalized != NULL &&
+		r->has_constants == (constants == NG_CONSTANTS_SOME))
 	{
 		*len = r->len;
 		return pstrdup(r->normalized);
@@ -443,6 +445,7 @@ slot_get_entry(const NgKey *key, uint32 hash, const char *qtext, int text_len,
 		DsaPointerIsValid(tdp))
 	{
 		entry->qtext = tdp;
+		entry->text_stored_at = GetCurrentTimestamp();
 		entry->text_len = text_len;
 		entry->encoding = GetDatabaseEncoding();
 		tdp = InvalidDsaPointer;
@@ -482,6 +485,7 @@ slot_fold_locked(int i)
 	NgCounters	counts = slot->counters;
 
 	Assert(LWLockHeldByMeInMode(part->lock, LW_EXCLUSIVE));
+	pg_atomic_fetch_add_u64(&ng_shared->folds, 1);
 	if (ls->entry != NULL)
 	{
 		NgSharedEntry *entry = ls->entry;
@@ -734,6 +738,8 @@ count_direct(NgLocalEntry *le, const NgSample *sample, const NgTextSource *src)
 	if (entry != NULL)
 	{
 		ng_counters_record(&entry->counters, sample);
+		entry->counters.changed_generation =
+			pg_atomic_read_u64(&ng_shared->change_generation);
 		ng_evict_earn_usage(entry, 1);
 	}
 	LWLockRelease(part->lock);
@@ -801,6 +807,17 @@ ng_slots_count(const NgKey *key, const NgSample *sample, const NgTextSource *src
 		}
 	}
 	ng_counters_record(&slot->counters, sample);
+
+	/*
+	 * Stamp the change generation, read after this write section began (a
+	 * full barrier orders our changecount store before the load): a
+	 * changed_since call that advanced the generation before this load sees
+	 * this write in its scan (it waits out an odd changecount) or, if it
+	 * copied the slot before the write began, the next call sees it.
+	 */
+	pg_memory_barrier();
+	slot->counters.changed_generation =
+		pg_atomic_read_u64(&ng_shared->change_generation);
 	slot_end_write(slot);
 
 	local_slots[i].used = true;
@@ -841,8 +858,15 @@ ng_slots_note_parse(const NgKey *key, const NgTextSource *src)
 		return;
 	if (src->jstate == NULL || src->jstate->clocations_count == 0)
 	{
+		/*
+		 * No constants: the raw text is stored when it first runs.  Keep it
+		 * at hand too, for a failure recorded after the source text is gone.
+		 */
 		le->constants = NG_CONSTANTS_NONE;
-		recent_note(key->queryid, false, NULL, 0);
+		qtext = ng_qtext_prepare(src, &text_len);
+		recent_note(key->queryid, false, qtext, text_len);
+		if (qtext)
+			pfree(qtext);
 		return;
 	}
 	le->constants = NG_CONSTANTS_SOME;

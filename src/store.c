@@ -136,6 +136,8 @@ ng_store_init_shmem(void)
 		pg_atomic_init_u64(&ng_shared->text_bytes, 0);
 		pg_atomic_init_u32(&ng_shared->clock_partition, 0);
 		pg_atomic_init_u32(&ng_shared->losses_logged, 0);
+		pg_atomic_init_u64(&ng_shared->change_generation, 1);
+		pg_atomic_init_u64(&ng_shared->folds, 0);
 		SpinLockInit(&ng_shared->mutex);
 		ng_shared->stats.stats_reset = GetCurrentTimestamp();
 		for (int i = 0; i < NG_NUM_PARTITIONS; i++)
@@ -383,6 +385,7 @@ ng_entry_insert(NgSharedPartition *part, const NgKey *key, uint32 hash,
 	entry->usage = 1;
 	entry->qtext = qtext;
 	entry->text_len = DsaPointerIsValid(qtext) ? text_len : 0;
+	entry->text_stored_at = DsaPointerIsValid(qtext) ? GetCurrentTimestamp() : 0;
 	entry->encoding = encoding;
 	now = GetCurrentTimestamp();
 	entry->stats_since = now;
@@ -452,6 +455,7 @@ ng_entry_drop(NgSharedPartition *part, NgSharedEntry *entry, dsa_pointer dp)
 		ng_qtext_free(entry->qtext, entry->text_len);
 		entry->qtext = InvalidDsaPointer;
 		entry->text_len = 0;
+		entry->text_stored_at = 0;
 	}
 	if (pg_atomic_read_u32(&entry->pins) == 0)
 		ng_entry_release_memory(entry, dp);

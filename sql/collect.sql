@@ -1,0 +1,39 @@
+--
+-- Cheap collection: changed_since, last_executed_at, text_stored_at
+--
+CREATE TABLE col_t (a int);
+SELECT pg_stat_statements_ng_reset() IS NOT NULL AS t;
+SELECT count(*) FROM col_t;
+SELECT a FROM col_t WHERE a = 1;
+
+-- a first call returns everything, and a generation for the next call
+SELECT generation AS gen1 FROM pg_stat_statements_ng_changed_since(0) LIMIT 1 \gset
+SELECT count(*) > 0 AS all_rows FROM pg_stat_statements_ng_changed_since(0);
+
+-- run one statement only, then ask for what changed since gen1
+SELECT count(*) FROM col_t;
+SELECT generation AS gen2 FROM pg_stat_statements_ng_changed_since(:gen1) LIMIT 1 \gset
+SELECT :gen2 > :gen1 AS newer;
+-- changed since gen1: the statement run, and the statements that ran after
+-- the first call (the \gset query that made that call finished after it);
+-- not the WHERE a = 1 statement, which did not run again
+SELECT query, calls
+  FROM pg_stat_statements_ng_changed_since(:gen1)
+ ORDER BY query COLLATE "C";
+
+-- nothing has run since: only the reads themselves
+SELECT generation AS gen3 FROM pg_stat_statements_ng_changed_since(:gen2) LIMIT 1 \gset
+SELECT count(*) AS col_t_rows FROM pg_stat_statements_ng_changed_since(:gen3)
+ WHERE query LIKE '%col_t%';
+
+-- when it last ran, and when its text was stored
+SELECT last_executed_at >= stats_since AS ran_after_creation,
+       last_executed_at <= now() AS ran_before_this_statement,
+       text_stored_at IS NOT NULL AS has_text_time
+  FROM pg_stat_statements_ng WHERE query = 'SELECT count(*) FROM col_t';
+
+-- showtext = false: no text, the rest as with text
+SELECT count(*) = count(*) FILTER (WHERE query IS NULL) AS no_texts
+  FROM pg_stat_statements_ng_changed_since(0, false);
+
+DROP TABLE col_t;
