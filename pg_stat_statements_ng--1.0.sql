@@ -61,7 +61,13 @@ CREATE FUNCTION pg_stat_statements_ng(IN showtext boolean,
     OUT timeouts int8,
     OUT failed_exec_time float8,
     OUT last_executed_at timestamp with time zone,
-    OUT text_stored_at timestamp with time zone
+    OUT text_stored_at timestamp with time zone,
+    OUT exec_p50 float8,
+    OUT exec_p95 float8,
+    OUT exec_p99 float8,
+    OUT plan_p50 float8,
+    OUT plan_p95 float8,
+    OUT plan_p99 float8
 )
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_1_0'
@@ -132,10 +138,27 @@ CREATE FUNCTION pg_stat_statements_ng_changed_since(IN since bigint,
     OUT timeouts int8,
     OUT failed_exec_time float8,
     OUT last_executed_at timestamp with time zone,
-    OUT text_stored_at timestamp with time zone
+    OUT text_stored_at timestamp with time zone,
+    OUT exec_p50 float8,
+    OUT exec_p95 float8,
+    OUT exec_p99 float8,
+    OUT plan_p50 float8,
+    OUT plan_p95 float8,
+    OUT plan_p99 float8
 )
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_changed_since_1_0'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE FUNCTION pg_stat_statements_ng_histogram(IN queryid bigint,
+    IN kind text DEFAULT 'exec',
+    OUT bucket int,
+    OUT lower_ms float8,
+    OUT upper_ms float8,
+    OUT count bigint
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_histogram_1_0'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
 CREATE FUNCTION pg_stat_statements_ng_reset(IN userid oid DEFAULT 0,

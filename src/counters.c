@@ -16,6 +16,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "jit/jit.h"
 
 #include "pg_stat_statements_ng.h"
@@ -63,6 +65,7 @@ ng_counters_record(NgCounters *c, const NgSample *s)
 			c->max_time[k] = t;
 	}
 	c->minmax_calls[k] += 1;
+	c->hist[k][ng_hist_bucket(t)]++;
 
 	if (k == NG_EXEC)
 		c->rows += s->rows;
@@ -142,6 +145,11 @@ ng_counters_merge(NgCounters *dst, const NgCounters *src)
 			dst->calls[k] = na + nb;
 			dst->total_time[k] += src->total_time[k];
 		}
+		if (nb > 0)
+		{
+			for (int b = 0; b < NG_HIST_BUCKETS; b++)
+				dst->hist[k][b] += src->hist[k][b];
+		}
 		if (src->minmax_calls[k] > 0)
 		{
 			if (dst->minmax_calls[k] == 0)
@@ -214,4 +222,61 @@ ng_counters_clear_minmax(NgCounters *c)
 		c->min_time[k] = 0;
 		c->max_time[k] = 0;
 	}
+}
+
+/*
+ * ng_hist_bucket
+ *		The histogram bucket of a duration in ms.
+ */
+int
+ng_hist_bucket(double ms)
+{
+	double		b;
+
+	if (!(ms >= NG_HIST_MIN_MS))	/* also NaN */
+		return 0;
+	b = floor(log(ms / NG_HIST_MIN_MS) / log(NG_HIST_RATIO)) + 1;
+	return (int) Min(b, (double) (NG_HIST_BUCKETS - 1));
+}
+
+/*
+ * ng_hist_lower
+ *		The lower bound, in ms, of a bucket (0 for bucket 0).
+ */
+double
+ng_hist_lower(int bucket)
+{
+	if (bucket <= 0)
+		return 0.0;
+	return NG_HIST_MIN_MS * pow(NG_HIST_RATIO, bucket - 1);
+}
+
+/*
+ * ng_hist_percentile
+ *		The duration below which the given fraction of samples falls: the
+ *		geometric midpoint of the bucket holding that sample (for bucket 0,
+ *		half its bound).  Returns -1 when there are no samples.
+ */
+double
+ng_hist_percentile(const NgCounters *c, int kind, double fraction)
+{
+	uint64		total = 0;
+	uint64		rank;
+	uint64		seen = 0;
+
+	for (int b = 0; b < NG_HIST_BUCKETS; b++)
+		total += c->hist[kind][b];
+	if (total == 0)
+		return -1.0;
+	/* the sample of rank ceil(fraction * total), counting from 1 */
+	rank = (uint64) ceil(fraction * (double) total);
+	rank = Max(rank, 1);
+	for (int b = 0; b < NG_HIST_BUCKETS; b++)
+	{
+		seen += c->hist[kind][b];
+		if (seen >= rank)
+			return b == 0 ? NG_HIST_MIN_MS / 2 :
+				ng_hist_lower(b) * sqrt(NG_HIST_RATIO);
+	}
+	return ng_hist_lower(NG_HIST_BUCKETS - 1);
 }

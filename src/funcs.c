@@ -33,6 +33,7 @@
 
 PG_FUNCTION_INFO_V1(pg_stat_statements_ng_1_0);
 PG_FUNCTION_INFO_V1(pg_stat_statements_ng_changed_since_1_0);
+PG_FUNCTION_INFO_V1(pg_stat_statements_ng_histogram_1_0);
 PG_FUNCTION_INFO_V1(pg_stat_statements_ng_reset_1_0);
 PG_FUNCTION_INFO_V1(pg_stat_statements_ng_info_1_0);
 
@@ -74,12 +75,12 @@ api_columns(NgApi api)
 		case NG_API_PGSS_1_12:
 			return 52;
 		case NG_API_NG_1_0:
-			return 58;
+			return 64;
 	}
 	return -1;					/* keep compiler quiet */
 }
 
-#define NG_MAX_COLS		59		/* changed_since: generation + 58 */
+#define NG_MAX_COLS		65		/* changed_since: generation + 64 */
 
 /*
  * emit_row
@@ -224,6 +225,20 @@ emit_row(ReturnSetInfo *rsinfo, const NgRow *row, NgApi api, bool showtext,
 		nulls[i++] = (c->last_executed_at == 0);
 		values[i] = TimestampTzGetDatum(row->text_stored_at);
 		nulls[i++] = (row->text_stored_at == 0);
+
+		/* tail latency, from the histograms */
+		for (int kind = NG_EXEC; kind >= NG_PLAN; kind--)
+		{
+			static const double fractions[] = {0.50, 0.95, 0.99};
+
+			for (int f = 0; f < lengthof(fractions); f++)
+			{
+				double		ms = ng_hist_percentile(c, kind, fractions[f]);
+
+				values[i] = Float8GetDatumFast(ms);
+				nulls[i++] = (ms < 0);
+			}
+		}
 	}
 	Assert(i == api_columns(api) + (generation > 0 ? 1 : 0));
 
@@ -324,6 +339,71 @@ pg_stat_statements_ng_changed_since_1_0(PG_FUNCTION_ARGS)
 	generation = pg_atomic_fetch_add_u64(&ng_shared->change_generation, 1) + 1;
 	return ng_sql_statements_since(fcinfo, NG_API_NG_1_0, showtext, since,
 								   generation);
+}
+
+/*
+ * pg_stat_statements_ng_histogram(queryid bigint, kind text)
+ *		The latency histogram of a statement ('exec' or 'plan'), summed over
+ *		the users, databases and levels it ran in that the caller may see:
+ *		one row per non-empty bucket, with its bounds in ms.
+ */
+Datum
+pg_stat_statements_ng_histogram_1_0(PG_FUNCTION_ARGS)
+{
+	uint64		queryid = (uint64) PG_GETARG_INT64(0);
+	char	   *kindname = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	bool		allowed = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
+	uint64		sum[NG_HIST_BUCKETS] = {0};
+	int			kind;
+
+	if (strcmp(kindname, "exec") == 0)
+		kind = NG_EXEC;
+	else if (strcmp(kindname, "plan") == 0)
+		kind = NG_PLAN;
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid histogram kind \"%s\"", kindname),
+				 errhint("Use \"exec\" or \"plan\".")));
+
+	ng_check_loaded();
+	InitMaterializedSRF(fcinfo, 0);
+
+	for (int p = 0; p < NG_NUM_PARTITIONS; p++)
+	{
+		HTAB	   *rows = ng_read_rows_create();
+		HASH_SEQ_STATUS seq;
+		NgRow	   *row;
+
+		ng_read_partition(p, rows, false);
+		hash_seq_init(&seq, rows);
+		while ((row = hash_seq_search(&seq)) != NULL)
+		{
+			if (row->key.queryid != queryid ||
+				!(allowed || row->key.userid == GetUserId()))
+				continue;
+			for (int b = 0; b < NG_HIST_BUCKETS; b++)
+				sum[b] += row->counters.hist[kind][b];
+		}
+		hash_destroy(rows);
+	}
+
+	for (int b = 0; b < NG_HIST_BUCKETS; b++)
+	{
+		Datum		values[4];
+		bool		nulls[4] = {false, false, false, false};
+
+		if (sum[b] == 0)
+			continue;
+		values[0] = Int32GetDatum(b);
+		values[1] = Float8GetDatum(ng_hist_lower(b));
+		values[2] = Float8GetDatum(ng_hist_lower(b + 1));
+		nulls[2] = (b == NG_HIST_BUCKETS - 1);	/* the last one is open */
+		values[3] = Int64GetDatum((int64) sum[b]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
 }
 
 /*

@@ -12,8 +12,8 @@
  * contrib keep working.  An alias is a setting of its own (GUC requires each
  * to have its own variable) whose assign hook copies the value into ours,
  * and ours copy theirs back, so that both names always show the value in
- * effect.  When a configuration file sets both names, the alias is applied
- * last and wins.  No aliases are defined when contrib's library is
+ * effect.  When a configuration file sets both names (to different values),
+ * the alias wins at server start; afterwards, the last one applied wins.  No aliases are defined when contrib's library is
  * preloaded as well: the names are then contrib's.
  *
  *-------------------------------------------------------------------------
@@ -32,7 +32,7 @@ bool		ng_track_utility = true;
 bool		ng_track_planning = false;
 bool		ng_save = true;
 int			ng_query_text_memory_kb = 64 * 1024;
-int			ng_slots_per_backend = 128;
+int			ng_slots_per_backend = 64;
 double		ng_sample_rate = 1.0;
 
 /* the aliases' own variables, kept equal to ours once defined */
@@ -65,7 +65,8 @@ assign_##name(int newval, void *extra) \
 static void \
 assign_alias_##name(int newval, void *extra) \
 { \
-	ours = newval; \
+	if (aliases_defined) \
+		ours = newval; \
 }
 #define NG_TWIN_BOOL_HOOKS(name, ours, alias) \
 static void \
@@ -77,7 +78,8 @@ assign_##name(bool newval, void *extra) \
 static void \
 assign_alias_##name(bool newval, void *extra) \
 { \
-	ours = newval; \
+	if (aliases_defined) \
+		ours = newval; \
 }
 
 NG_TWIN_INT_HOOKS(max, ng_max, alias_max)
@@ -200,7 +202,7 @@ ng_define_gucs(void)
 							"Sets how many statements each backend counts in its own slots.",
 							"Takes effect at server start.",
 							&ng_slots_per_backend,
-							128,
+							64,
 							8,
 							4096,
 							PGC_POSTMASTER,
@@ -223,13 +225,22 @@ ng_define_gucs(void)
 	if (!contrib_preloaded())
 	{
 		define_settings("pg_stat_statements", true);
+
+		/*
+		 * While an alias is defined, GUC assigns it its boot value and then
+		 * any value the configuration gave it; neither has reached ours yet.
+		 * An alias that holds other than its boot value was set: it wins.
+		 * Otherwise it takes the value of ours.
+		 */
+#define NG_RECONCILE(alias, ours, boot) \
+		do { if ((alias) != (boot)) (ours) = (alias); else (alias) = (ours); } while (0)
+		NG_RECONCILE(alias_max, ng_max, 5000);
+		NG_RECONCILE(alias_track, ng_track, NG_TRACK_TOP);
+		NG_RECONCILE(alias_track_utility, ng_track_utility, true);
+		NG_RECONCILE(alias_track_planning, ng_track_planning, false);
+		NG_RECONCILE(alias_save, ng_save, true);
+#undef NG_RECONCILE
 		aliases_defined = true;
-		/* an alias not set anywhere shows the value of ours */
-		alias_max = ng_max;
-		alias_track = ng_track;
-		alias_track_utility = ng_track_utility;
-		alias_track_planning = ng_track_planning;
-		alias_save = ng_save;
 		MarkGUCPrefixReserved("pg_stat_statements");
 	}
 }

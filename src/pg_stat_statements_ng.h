@@ -45,6 +45,17 @@
 /* How often (at most) a backend runs its slot maintenance, in ms */
 #define NG_MAINTENANCE_INTERVAL_MS	1000
 
+/*
+ * Latency histograms: bucket 0 holds durations under NG_HIST_MIN_MS; bucket
+ * b >= 1 holds [NG_HIST_MIN_MS * r^(b-1), NG_HIST_MIN_MS * r^b) with
+ * r = NG_HIST_RATIO, up to about ten hours; the last bucket takes the rest.
+ * A percentile is reported as its bucket's geometric midpoint, within
+ * sqrt(r) - 1 = 4.9% of the true value.
+ */
+#define NG_HIST_BUCKETS		256
+#define NG_HIST_MIN_MS		0.001
+#define NG_HIST_RATIO		1.1
+
 /* Largest usage an entry can earn; halved by each pass of the clock */
 #define NG_USAGE_MAX			(1U << 30)
 
@@ -122,6 +133,9 @@ typedef struct NgCounters
 	int64		failed_cancels;
 	int64		failed_timeouts;
 	double		failed_time;
+
+	/* durations of successful plannings and executions, log-scaled */
+	uint32		hist[NG_NUM_KINDS][NG_HIST_BUCKETS];
 
 	/* start of the top-level statement of the last execution or failure */
 	TimestampTz last_executed_at;
@@ -393,6 +407,9 @@ extern void ng_qtext_free(dsa_pointer qtext, int len);
 extern void ng_counters_record(NgCounters *c, const NgSample *s);
 extern void ng_counters_merge(NgCounters *dst, const NgCounters *src);
 extern void ng_counters_clear_minmax(NgCounters *c);
+extern int	ng_hist_bucket(double ms);
+extern double ng_hist_lower(int bucket);
+extern double ng_hist_percentile(const NgCounters *c, int kind, double fraction);
 
 /* ----------------------------------------------------------------
  * Functions in slots.c
