@@ -49,14 +49,10 @@ CREATE ROLE alice LOGIN;
 CREATE DATABASE work;
 CREATE DATABASE evict;
 ));
+# one transaction each: a single one would need 1000 locks
+$node->safe_psql('work',
+	join("\n", map { "CREATE TABLE t$_ (a int, b text);" } 0 .. 999));
 $node->safe_psql('work', q(
-DO $$
-BEGIN
-	FOR i IN 0..999 LOOP
-		EXECUTE format('CREATE TABLE t%s (a int, b text)', i);
-	END LOOP;
-END
-$$;
 GRANT ALL ON ALL TABLES IN SCHEMA public TO alice;
 CREATE FUNCTION nested(i int) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE n bigint;
