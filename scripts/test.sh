@@ -107,6 +107,15 @@ for major in $PGSSNG_MAJORS; do
 	run_major "$major"
 done
 
+case " $PGSSNG_MAJORS " in *" 18 "*)
+	log "AddressSanitizer: the persistence loader on damaged files (18)"
+	if bash "$here/asan-persist.sh"; then
+		echo "ok - asan persist"; passed=$((passed + 1))
+	else
+		echo "not ok - asan persist"; failed=$((failed + 1)); failures+=("asan-persist")
+	fi ;;
+esac
+
 [ ${#failures[@]} -eq 0 ] || echo "failed on: ${failures[*]}"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
