@@ -33,9 +33,11 @@ my $pgdata = $node->data_dir;
 my $stat = "$pgdata/$STAT_FILE";
 my $tmp = "$pgdata/$TMP_FILE";
 
-# every column of the view, the row as one text value, in key order
-my $rows_sql = q(SELECT s::text FROM pg_stat_statements_ng s
-	ORDER BY userid, dbid, toplevel, queryid);
+# every column of the view but text_stored_at (when the text went into text
+# memory, which a restore does anew: it is neither a counter nor the text),
+# the row as one text value, in key order; built from the catalog so that
+# columns added later are compared too
+my $rows_sql;
 my $info_sql = q(SELECT dealloc, stats_reset, evicted_calls,
 	evicted_exec_time, last_eviction_time, texts_dropped, entries_refused,
 	counts_discarded, max FROM pg_stat_statements_ng_info);
@@ -64,6 +66,14 @@ $$;
 ));
 is($node->safe_psql('postgres', $count_sql), '0',
 	'sessions with track = none add nothing');
+my $cols = $node->safe_psql('postgres', q(
+	SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum)
+	FROM pg_attribute
+	WHERE attrelid = 'pg_stat_statements_ng'::regclass AND attnum > 0
+	  AND NOT attisdropped AND attname <> 'text_stored_at'));
+$rows_sql = "SELECT ROW($cols)::text FROM pg_stat_statements_ng
+	ORDER BY userid, dbid, toplevel, queryid";
+note "compared columns: $cols";
 
 # --- evictions first, so that the info figures are not all zero ------------
 
@@ -102,6 +112,12 @@ for my $i (0 .. 999)
 work_psql($node, 'work', join("\n", @{ $work[0] }));
 work_psql($node, 'work', join("\n", @{ $work[1] }), 'alice');
 work_psql($node, 'work', 'SELECT nested(1); SELECT nested(2); SELECT nested(3);');
+# statements that fail (counted where the view has errors columns)
+{
+	local $ENV{PGOPTIONS} = '';
+	$node->psql('postgres', 'SELECT 1 / (g - g) FROM generate_series(1, 3) g')
+	  for 1 .. 3;
+}
 
 ok( $node->poll_query_until(
 		'postgres',
@@ -117,6 +133,13 @@ SELECT count(*) FILTER (WHERE toplevel),
 FROM pg_stat_statements_ng WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'work')));
 is($work_rows, '5001|1|1000',
 	'work: 5000 statements + nested() at top level, 1 nested, 1000 of alice');
+
+if ($cols =~ /\berrors\b/)
+{
+	is( $node->safe_psql('postgres',
+			q(SELECT errors FROM pg_stat_statements_ng WHERE query LIKE '%/ (g - g)%')),
+		'3', 'failed executions are counted (errors = 3)');
+}
 
 my $before = $node->safe_psql('postgres', $rows_sql);
 my $info_before = $node->safe_psql('postgres', $info_sql);
@@ -161,6 +184,13 @@ is($identical, scalar(@before),
 	"every row byte-identical after the restart ($identical of "
 	  . scalar(@before) . ')')
   or diag join("\n", @diff);
+if ($cols =~ /\blast_executed_at\b/)    # text_stored_at came with it
+{
+	is( $node->safe_psql('postgres',
+			q(SELECT count(*) FROM pg_stat_statements_ng
+			  WHERE text_stored_at IS NULL)),
+		'0', 'every restored text has a text_stored_at');
+}
 is($node->safe_psql('postgres', $info_sql), $info_before,
 	'info view figures (dealloc, stats_reset, evictions, losses) restored');
 unlike($info_before, qr/^0\|/, 'dealloc was not zero');
