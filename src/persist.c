@@ -59,7 +59,15 @@
 #define NG_DUMP_FILE		"pg_stat/pg_stat_statements_ng.stat"
 #define NG_DUMP_TMP_FILE	NG_DUMP_FILE ".tmp"
 #define NG_DUMP_MAGIC		0x4E475353	/* "SSGN" */
-#define NG_DUMP_FORMAT		1
+/*
+ * The format version names one layout of the header and of the entries'
+ * fixed part; any change to NgDumpHeader, NgSharedStats, NgDumpEntry (but
+ * NgCounters, whose size the header carries) needs a new one.
+ *   1: first layout (96-byte header)
+ *   2: NgSharedStats gained unadmitted_calls (104-byte header), entries
+ *	    text_stored_at
+ */
+#define NG_DUMP_FORMAT		2
 
 /* How long the keeper waits at shutdown for backends to fold and exit */
 #define NG_SHUTDOWN_WAIT_MS	10000
@@ -82,6 +90,7 @@ typedef struct NgDumpEntry
 	NgCounters	counters;
 	TimestampTz stats_since;
 	TimestampTz minmax_stats_since;
+	TimestampTz text_stored_at;
 	uint32		usage;
 	int32		encoding;
 	int32		text_len;		/* -1: no text */
@@ -90,6 +99,7 @@ typedef struct NgDumpEntry
 PGDLLEXPORT void pg_stat_statements_ng_keeper_main(Datum arg);
 
 static volatile sig_atomic_t keeper_shutdown = false;
+static volatile sig_atomic_t keeper_stopped_by_postmaster = false;
 
 /* ---- deciding at server start ---- */
 
@@ -224,6 +234,7 @@ persist_dump(void)
 			de.counters = row->counters;
 			de.stats_since = row->stats_since;
 			de.minmax_stats_since = row->minmax_stats_since;
+			de.text_stored_at = row->text_stored_at;
 			de.usage = row->usage;
 			de.encoding = row->encoding;
 			de.text_len = row->qtext ? row->qtext_len : -1;
@@ -367,6 +378,8 @@ persist_restore_entry(const NgDumpEntry *de, const char *qtext)
 			entry->usage = de->usage;
 			entry->stats_since = de->stats_since;
 			entry->minmax_stats_since = de->minmax_stats_since;
+			if (DsaPointerIsValid(entry->qtext))
+				entry->text_stored_at = de->text_stored_at;
 			tdp = InvalidDsaPointer;	/* the entry owns it */
 		}
 	}
@@ -524,11 +537,18 @@ out:
 
 /* ---- the keeper ---- */
 
+/*
+ * keeper_sigterm
+ *		SIGTERM, with its sender: from the postmaster it means the server is
+ *		shutting down (save); from anyone else, that the keeper was killed by
+ *		hand while the server runs (exit without saving, to be restarted).
+ */
 static void
-keeper_sigterm(SIGNAL_ARGS)
+keeper_sigterm(int signo, siginfo_t * info, void *context)
 {
 	int			save_errno = errno;
 
+	keeper_stopped_by_postmaster = (info != NULL && info->si_pid == PostmasterPid);
 	keeper_shutdown = true;
 	SetLatch(MyLatch);
 	errno = save_errno;
@@ -567,7 +587,13 @@ keeper_wait_for_backends(void)
 void
 pg_stat_statements_ng_keeper_main(Datum arg)
 {
-	pqsignal(SIGTERM, keeper_sigterm);
+	struct sigaction act;
+
+	memset(&act, 0, sizeof(act));
+	act.sa_sigaction = keeper_sigterm;
+	sigemptyset(&act.sa_mask);
+	act.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigaction(SIGTERM, &act, NULL);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
 
@@ -605,6 +631,14 @@ pg_stat_statements_ng_keeper_main(Datum arg)
 			ng_evict_texts_to_limit();
 		ng_log_losses();
 	}
+
+	/*
+	 * Killed by hand: do not save (a file written now would be restored,
+	 * stale, at the next start if nothing saved a newer one), and exit with
+	 * code 1 so that the postmaster starts a new keeper.
+	 */
+	if (!keeper_stopped_by_postmaster)
+		proc_exit(1);
 
 	if (ng_save)
 	{
