@@ -765,37 +765,48 @@ def tps_part(args, tree, clusters, defs, plan, cores, outdir, workdir):
     return runs
 
 
-def summarize(runs, contenders, plan):
+def summarize(runs, contenders, plan, max_foreign=1.0):
     """Per workload and contender: median tps, paired ratios to none (and
-    ng/pgss) over the rounds, summed wait events, dealloc/entries medians."""
+    ng/pgss) over the rounds, summed wait events, dealloc/entries medians.
+    A run during which other processes took more than max_foreign of the
+    CPU (it was run again and still disturbed) is left out of the medians
+    and of the pairs it belongs to, unless that leaves nothing."""
     summary = []
     by = {}
     for r in runs:
         by[(r["workload"], r["contender"], r["round"])] = r
+
+    def clean(r):
+        return r.get("foreign_cpu", 0) <= max_foreign
+
     for wname, rounds in plan:
         row = {"workload": wname, "rounds": rounds, "contenders": {}}
         for c in contenders:
-            rs = [by[(wname, c, i)] for i in range(1, rounds + 1)
-                  if (wname, c, i) in by]
-            if not rs:
+            rs_all = [by[(wname, c, i)] for i in range(1, rounds + 1)
+                      if (wname, c, i) in by]
+            if not rs_all:
                 continue
+            rs = [r for r in rs_all if clean(r)] or rs_all
             ent = {"tps_median": median([r["tps"] for r in rs]),
-                   "tps": [r["tps"] for r in rs]}
+                   "tps": [r["tps"] for r in rs_all],
+                   "runs_used": len(rs), "runs": len(rs_all)}
             for base in ("none", "pgss"):
                 if base == c or base not in contenders:
                     continue
-                ratios = [by[(wname, c, i)]["tps"] / by[(wname, base, i)]["tps"]
-                          for i in range(1, rounds + 1)
-                          if (wname, c, i) in by and (wname, base, i) in by]
+                pairs = [(by[(wname, c, i)], by[(wname, base, i)])
+                         for i in range(1, rounds + 1)
+                         if (wname, c, i) in by and (wname, base, i) in by]
+                good = [(a, b) for a, b in pairs if clean(a) and clean(b)] or pairs
+                ratios = [a["tps"] / b["tps"] for a, b in good]
                 if ratios:
                     ent["ratio_" + base] = {"median": median(ratios),
                                             "min": min(ratios), "max": max(ratios),
-                                            "values": ratios}
+                                            "values": ratios, "n": len(ratios)}
             w = Counter()
-            for r in rs:
+            for r in rs_all:
                 w.update(r["waits"])
             ent["waits"] = dict(w.most_common())
-            ent["foreign_cpu_median"] = median([r.get("foreign_cpu", 0) for r in rs])
+            ent["foreign_cpu_median"] = median([r.get("foreign_cpu", 0) for r in rs_all])
             for key in ("dealloc", "entries", "entries_refused",
                         "counts_discarded", "lock_misses", "texts_dropped"):
                 vals = [r[key] for r in rs if r.get(key) is not None]
@@ -979,7 +990,8 @@ def readcost_part(args, tree, clusters, outdir, workdir):
 def fmt_ratio(r):
     if not r:
         return ""
-    return "%.3f (%.3f-%.3f)" % (r["median"], r["min"], r["max"])
+    return "%.3f (%.3f-%.3f)%s" % (r["median"], r["min"], r["max"],
+                                   " n=%d" % r["n"] if "n" in r else "")
 
 
 def fmt_waits(w, n=5):
@@ -1014,7 +1026,9 @@ def write_markdown(path, meta, defs, plan, contenders, runs, summary, cg, rc, pl
         L.append("|" + "---|" * len(hdr))
         for row in summary:
             cs = row["contenders"]
-            cells = [row["workload"], str(row["rounds"])]
+            used = min(e.get("runs_used", row["rounds"]) for e in cs.values())
+            cells = [row["workload"], str(row["rounds"]) +
+                     ("" if used == row["rounds"] else " (%d clean)" % used)]
             cells += ["%.0f" % cs[c]["tps_median"] if c in cs else "" for c in contenders]
             cells += [fmt_ratio(cs.get(c, {}).get("ratio_none"))
                       for c in contenders if c != "none" and "none" in contenders]
@@ -1059,14 +1073,19 @@ def write_markdown(path, meta, defs, plan, contenders, runs, summary, cg, rc, pl
         L.append("")
         L.append("Foreign CPU: the share of the machine's CPU used by processes other "
                  "than this run's server and clients during the run (the machine is "
-                 "shared); each run first waits up to %s s for it to be below %.0f%%."
-                 % (meta.get("idle_wait"), 100 * meta.get("idle_threshold", 0)))
+                 "shared); each run first waits up to %s s for it to be below %.0f%%, "
+                 "and is run again (up to %s times) if it was above %.0f%%. A run "
+                 "still above that is marked disturbed and left out of medians and "
+                 "pairs (n = pairs used)."
+                 % (meta.get("idle_wait"), 100 * meta.get("idle_threshold", 0),
+                    meta.get("retries"), 100 * meta.get("max_foreign", 1)))
         L.append("")
         L.append("| workload | round | contender | tps | dealloc | entries | foreign CPU | wait samples | top 5 wait events |")
         L.append("|---|---|---|---|---|---|---|---|---|")
         for r in runs:
-            L.append("| %s | %d | %s | %.0f | %s | %s | %.0f%% | %d | %s |" % (
+            L.append("| %s | %d | %s | %.0f%s | %s | %s | %.0f%% | %d | %s |" % (
                 r["workload"], r["round"], r["contender"], r["tps"],
+                "" if r.get("foreign_cpu", 0) <= meta.get("max_foreign", 1) else " (disturbed)",
                 fmt_int(r.get("dealloc")), fmt_int(r.get("entries")),
                 100 * r.get("foreign_cpu", 0), r["wait_samples"], fmt_waits(r["waits"])))
         L.append("")
@@ -1176,6 +1195,34 @@ def machine_meta():
     return {"nproc": nproc(), "memory": mem, "kernel": platform.release()}
 
 
+def resummarize(args):
+    path = os.path.abspath(args.resummarize)
+    outdir = os.path.dirname(path)
+    with open(path) as f:
+        data = json.load(f)
+    meta = data["meta"]
+    given = [a.split("=")[0] for a in sys.argv[1:]]
+    if "--max-foreign" in given:
+        meta["max_foreign"] = args.max_foreign
+    mf = meta.get("max_foreign", 1.0)
+    plan = [tuple(p) for p in meta["plan"]]
+    contenders = meta["contenders"]
+    summary = summarize(data["runs"], contenders, plan, mf)
+    data["summary"] = summary
+    data["meta"] = meta
+    with open(path, "w") as f:
+        json.dump(data, f, indent=1, default=list)
+    defs = data["workloads"]
+    plot = make_plot(os.path.join(outdir, "tps.png"), summary, contenders,
+                     "PostgreSQL %s, %s cores, %s s runs" % (
+                         meta["pg_version"], meta["nproc"], meta["duration"]),
+                     path) if summary else None
+    write_markdown(os.path.join(outdir, "results.md"), meta, defs, plan, contenders,
+                   data["runs"], summary, data.get("callgrind"), data.get("readcost"), plot)
+    print(os.path.join(outdir, "results.md"))
+    return 0
+
+
 def main():
     global VERBOSE
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
@@ -1225,11 +1272,16 @@ def main():
     ap.add_argument("--results", default=os.path.join(HERE, "results"))
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--resummarize", metavar="RESULTS_JSON",
+                    help="recompute results.md and the plot of an earlier run "
+                         "(e.g. with another --max-foreign)")
     ap.add_argument("--plot-from", help=argparse.SUPPRESS)
     ap.add_argument("--plot-out", help=argparse.SUPPRESS)
     ap.add_argument("--plot-title", help=argparse.SUPPRESS)
     args = ap.parse_args()
     VERBOSE = not args.quiet
+    if args.resummarize:
+        return resummarize(args)
     if args.plot_from:
         with open(args.plot_from) as f:
             data = json.load(f)
@@ -1326,12 +1378,13 @@ def main():
         "command": " ".join(["bench/run.py"] + sys.argv[1:]),
         "duration": args.duration, "scale": cores, "contenders": contenders,
         "idle_wait": args.idle_wait, "idle_threshold": args.idle_threshold,
+        "max_foreign": args.max_foreign, "retries": args.retries,
         "plan": plan,
     })
     runs, summary, cg, rc = [], [], None, None
     if plan:
         runs = tps_part(args, tree, clusters, defs, plan, cores, outdir, workdir)
-        summary = summarize(runs, contenders, plan)
+        summary = summarize(runs, contenders, plan, args.max_foreign)
     if "callgrind" in parts:
         cg = callgrind_part(args, tree, clusters, outdir, workdir)
     if "readcost" in parts:
