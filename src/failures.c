@@ -41,6 +41,9 @@ static int	npending = 0;
 static int64 overflowed = 0;
 static bool flushing = false;
 
+/* true while anything is noted and not yet recorded (see ng_failures_flush) */
+bool		ng_failures_pending = false;
+
 /*
  * ng_failure_classify
  *		Inside PG_CATCH: how did the statement end?  A cancel is a timeout
@@ -68,6 +71,7 @@ ng_failure_classify(void)
 void
 ng_failure_note(const NgKey *key, NgFailure failure, double time)
 {
+	ng_failures_pending = true;
 	if (npending >= NG_MAX_PENDING_FAILURES)
 	{
 		overflowed++;
@@ -81,16 +85,17 @@ ng_failure_note(const NgKey *key, NgFailure failure, double time)
 }
 
 /*
- * ng_failures_flush
- *		Record the failures noted so far.  Called at the next hook call and
- *		from the transaction abort callbacks, never from inside PG_CATCH.
+ * ng_failures_record
+ *		Record the failures noted so far.  Called (through ng_failures_flush)
+ *		at the next hook call and from the transaction abort callbacks, never
+ *		from inside PG_CATCH.
  */
 void
-ng_failures_flush(void)
+ng_failures_record(void)
 {
 	NgTextSource src = {0};
 
-	if (likely(npending == 0 && overflowed == 0) || flushing)
+	if (flushing)
 		return;
 	flushing = true;
 	for (int i = 0; i < npending; i++)
@@ -109,6 +114,7 @@ ng_failures_flush(void)
 		ng_note_loss(NG_LOSS_COUNTS, overflowed);
 		overflowed = 0;
 	}
+	ng_failures_pending = false;
 	flushing = false;
 }
 

@@ -490,8 +490,17 @@ extern int64 ng_persist_load_file(void);
  */
 extern NgFailure ng_failure_classify(void);
 extern void ng_failure_note(const NgKey *key, NgFailure failure, double time);
-extern void ng_failures_flush(void);
+extern void ng_failures_record(void);
 extern void ng_failures_init(void);
+extern bool ng_failures_pending;
+
+/* record noted failures, if any: a test of one flag on the hot path */
+static inline void
+ng_failures_flush(void)
+{
+	if (unlikely(ng_failures_pending))
+		ng_failures_record();
+}
 
 /* ----------------------------------------------------------------
  * Functions in hooks.c
