@@ -361,6 +361,8 @@ slot_text(const NgLocalEntry *le, const NgTextSource *src, int *len)
 	return NULL;
 }
 
+static int	slots_release_lru(int n);
+
 /*
  * slot_get_entry
  *		Find or create the shared entry of key and return it pinned (if pin)
@@ -405,6 +407,9 @@ slot_get_entry(const NgKey *key, uint32 hash, const char *qtext, int text_len,
 	{
 		reserved = ng_entry_reserve();
 		if (!reserved && ng_evict_make_room())
+			reserved = ng_entry_reserve();
+		if (!reserved && slots_release_lru(ng_slots_per_backend / 2) > 0 &&
+			ng_evict_make_room())
 			reserved = ng_entry_reserve();
 	}
 	if (qtext != NULL && (entry != NULL || reserved))
@@ -567,6 +572,41 @@ slot_release(int i, bool wait)
 	slot_fold_locked(i);
 	LWLockRelease(lock);
 	return true;
+}
+
+/*
+ * slots_release_lru
+ *		The table is full of entries in use and a new statement needs one:
+ *		release (fold and unpin) up to n of this backend's least recently
+ *		used bound slots, without waiting, so that eviction can take the
+ *		cold ones among their entries.  Without this, backends that each
+ *		keep their last slots_per_backend statements bound could together
+ *		pin the whole table, and a workload of ever-new statements would
+ *		find nothing to evict.  Returns the number released.
+ */
+static int
+slots_release_lru(int n)
+{
+	int			released = 0;
+
+	if (my_area == NULL)
+		return 0;
+	while (released < n)
+	{
+		int			best = -1;
+
+		for (int i = 0; i < ng_slots_per_backend; i++)
+		{
+			if (!local_slots[i].in_use || local_slots[i].entry == NULL)
+				continue;
+			if (best < 0 || local_slots[i].last_used < local_slots[best].last_used)
+				best = i;
+		}
+		if (best < 0 || !slot_release(best, false))
+			break;
+		released++;
+	}
+	return released;
 }
 
 /*
