@@ -107,6 +107,20 @@ for major in $PGSSNG_MAJORS; do
 	run_major "$major"
 done
 
+case " $PGSSNG_MAJORS " in *" 15 "*)
+	# the benchmark runner, briefly, on the build just tested (no timing is
+	# asserted: it must run every contender and workload to the end)
+	log "benchmark smoke (bench/run.py --smoke, PostgreSQL 15)"
+	smoke=$(mktemp -d /tmp/pgssng-smoke.XXXXXX)
+	if python3 "$top/bench/run.py" --smoke --use-installed --bindir "$(pg_bindir 15)" \
+		--results "$smoke" --quiet >"$smoke/out.log" 2>&1; then
+		echo "ok - benchmark smoke"; passed=$((passed + 1)); rm -rf "$smoke"
+	else
+		tail -n 30 "$smoke/out.log"
+		echo "not ok - benchmark smoke"; failed=$((failed + 1)); failures+=("bench-smoke")
+	fi ;;
+esac
+
 case " $PGSSNG_MAJORS " in *" 18 "*)
 	log "AddressSanitizer: the persistence loader on damaged files (18)"
 	if bash "$here/asan-persist.sh"; then
