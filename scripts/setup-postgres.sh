@@ -106,7 +106,8 @@ if [ ! -x "$PGSSNG_CACHE/pgindent/pg_bsd_indent" ]; then
 	)
 	rm -rf "$dir"
 fi
-ln -sfn /usr/lib/postgresql/15 "$PGSSNG_CACHE/pg15"
+# 15 is Debian's, unless the cache already points pg15 at another tree
+[ -e "$PGSSNG_CACHE/pg15" ] || ln -s /usr/lib/postgresql/15 "$PGSSNG_CACHE/pg15"
 
 # contrib/pg_stat_statements of 15 (its regression suite), from Debian's
 # source package; the newest source bookworm offers may be a point release
