@@ -492,6 +492,21 @@ class Cluster:
         run(as_pg([self.tree.bin("pg_ctl"), "-D", self.data, "-l", self.logfile,
                    "-w", "-t", "120", "start"]))
         self.running = True
+        if settings:
+            self.check_settings(settings)
+
+    def check_settings(self, settings):
+        """A benchmark at the wrong max is worse than none: check that every
+        setting of the run is what the server uses."""
+        names = ",".join("'%s'" % k for k in settings)
+        out = self.psql("SELECT name, setting FROM pg_settings WHERE name IN (%s);\n"
+                        % names)
+        got = dict(line.split("|", 1) for line in out.strip().splitlines() if "|" in line)
+        for k, v in settings.items():
+            want = str(v)
+            if got.get(k) != want:
+                raise RuntimeError("%s: %s is %r, the run asked for %r (see %s)"
+                                   % (self.contender, k, got.get(k), want, self.logfile))
 
     def stop(self):
         if self.running:
@@ -1175,7 +1190,7 @@ def make_plot(path, summary, contenders, title, results_json=None):
         summary[j]["contenders"].get(c, {}).get("ratio_none", {}).get("max", 1)
         for j in range(len(names)) for c in others) + 0.03))
     ax.set_title(title)
-    ax.legend(loc="lower left", fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
