@@ -227,7 +227,7 @@ slots_attach(void)
 	int			procno;
 
 	if (slots_attached)
-		return true;
+		return ng_area != NULL; /* false once detached, at backend exit */
 	if (slots_unavailable || !ng_store_attach())
 	{
 		slots_unavailable = true;
