@@ -1359,7 +1359,14 @@ def main():
         else:
             shutil.rmtree(workdir, ignore_errors=True)
     atexit.register(cleanup)
-    signal.signal(signal.SIGTERM, lambda *a: sys.exit(1))
+    def on_signal(signum, frame):
+        # say who was around: a benchmark killed from outside is otherwise silent
+        ps = run(["ps", "-eo", "pid,ppid,etime,args", "--sort=start_time"], check=False)
+        sys.stderr.write("error: received signal %d; processes:\n%s\n"
+                         % (signum, "\n".join(l[:200] for l in ps.stdout.splitlines()[-40:])))
+        sys.exit(1)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
 
     t0 = time.time()
     tree = Tree(args.bindir, workdir, args.ext_src, args.pgsm_lib, args.use_installed)
