@@ -86,13 +86,41 @@ run_major() {
 	failed=$((failed + rf + tf))
 	if [ "$rc" != 0 ] || [ "$crc" != 0 ]; then
 		failures+=("$major")
-		for f in "$scratch"/regression.diffs "$scratch"/tmp_check/log/regress_log_*; do
-			[ -f "$f" ] && { echo "---- $f"; tail -n 80 "$f"; }
-		done
+		report_major_failure "$major" "$scratch" >>"$failure_report"
 	else
 		rm -rf "$scratch"
 	fi
 }
+
+# What failed on one major, for the report printed last (CI shows the tail of
+# the output): the failing lines, regression.diffs, and the log of each
+# failing TAP file only.
+report_major_failure() {
+	local major=$1 scratch=$2 t name
+	echo "==== PostgreSQL $major: what failed (scratch tree $scratch)"
+	grep -E '^(not ok|test .* FAILED|     [a-z_]+ +\.\.\. FAILED)|^(\[[0-9:]+\] )?t/.*\.\. (Dubious|Failed|not ok)|^#   Failed test|^make: \*\*\*|^Bail' \
+		"$scratch/test.log" || echo "(no failing test line)"
+	if [ -f "$scratch/regression.diffs" ]; then
+		echo "---- regression.diffs"
+		head -n 80 "$scratch/regression.diffs"
+	fi
+	for t in $(grep -oE '^(\[[0-9:]+\] )?t/[0-9a-z_]+\.pl \.+ (Dubious|Failed|not ok)' "$scratch/test.log" |
+		grep -oE 't/[0-9a-z_]+' | sed 's,^t/,,'); do
+		name="$scratch/tmp_check/log/regress_log_$t"
+		[ -f "$name" ] || continue
+		echo "---- $name: failures, then its last lines"
+		grep -E '^\[[^]]*\] not ok|#   Failed test|#\s+(got|expected)' "$name" | head -n 40
+		tail -n 40 "$name"
+	done
+	if grep -q '^not ok' "$scratch/contrib.log"; then
+		echo "---- contrib's suite"
+		grep '^not ok' "$scratch/contrib.log"
+	fi
+	echo "---- last lines of the test output"
+	tail -n 25 "$scratch/test.log"
+}
+
+failure_report=$(mktemp /tmp/pgssng-failures.XXXXXX)
 
 log "format: pgindent --check"
 if bash "$here/pgindent.sh" --check; then
@@ -130,6 +158,11 @@ case " $PGSSNG_MAJORS " in *" 18 "*)
 	fi ;;
 esac
 
+if [ -s "$failure_report" ]; then
+	echo
+	cat "$failure_report"
+fi
+rm -f "$failure_report"
 [ ${#failures[@]} -eq 0 ] || echo "failed on: ${failures[*]}"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
