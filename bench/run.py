@@ -52,12 +52,13 @@ from collections import Counter
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 
-ALL_CONTENDERS = ["none", "pgss", "ng", "pgsm"]
+ALL_CONTENDERS = ["none", "pgss", "ng", "pgsm", "ngbase"]
 CONTENDER_LABEL = {
     "none": "no extension",
     "pgss": "pg_stat_statements (contrib)",
     "ng": "pg_stat_statements_ng",
     "pgsm": "pg_stat_monitor",
+    "ngbase": "pg_stat_statements_ng at an earlier commit (--ng-base)",
 }
 
 # ---------------------------------------------------------------- utilities
@@ -415,6 +416,26 @@ class Tree:
         return os.path.join(self.bindir, name)
 
 
+def base_tree(args, workdir):
+    """A second private tree with pg_stat_statements_ng built from the commit
+    given by --ng-base (same PostgreSQL binaries as the main tree)."""
+    commit = run(["git", "-C", TOP, "rev-parse", "--verify",
+                  args.ng_base + "^{commit}"], check=False).stdout.strip()
+    if not commit:
+        die("--ng-base: no commit %r in %s" % (args.ng_base, TOP))
+    basedir = os.path.join(workdir, "base")
+    src = os.path.join(basedir, "src-" + commit[:10])
+    os.makedirs(src)
+    arch = subprocess.Popen(["git", "-C", TOP, "archive", commit], stdout=subprocess.PIPE)
+    run(["tar", "xf", "-", "-C", src], stdin=arch.stdout)
+    if arch.wait() != 0:
+        die("git archive %s failed" % commit)
+    log("ngbase: pg_stat_statements_ng at %s" % commit[:10])
+    t = Tree(args.bindir, basedir, src, None, False)
+    t.ng_commit = commit
+    return t
+
+
 # ---------------------------------------------------------------- clusters
 
 BASE_CONF = """
@@ -441,6 +462,8 @@ class Cluster:
     def __init__(self, tree, contender, workdir, port):
         self.tree = tree
         self.contender = contender
+        # ngbase is ours too, at another commit, in a tree of its own
+        self.kind = "ng" if contender == "ngbase" else contender
         self.data = os.path.join(workdir, "data-" + contender)
         self.sock = os.path.join(workdir, "sock")
         self.port = port
@@ -449,8 +472,11 @@ class Cluster:
 
     # settings that depend on the contender, for a given max
     def ext_settings(self, max_entries):
-        c = self.contender
-        if c == "pgss":
+        c = self.kind
+        if c == "pgss" or self.contender == "ngbase":
+            # ngbase: our builds before f361ef7 lost settings given under
+            # our own names at start; the contrib-name aliases work at every
+            # commit (and are contrib's names for pgss)
             return {"pg_stat_statements.max": max_entries,
                     "pg_stat_statements.save": "off"}
         if c == "ng":
@@ -462,7 +488,7 @@ class Cluster:
     def preload(self):
         return {"none": "", "pgss": "pg_stat_statements",
                 "ng": "pg_stat_statements_ng",
-                "pgsm": "pg_stat_monitor"}[self.contender]
+                "pgsm": "pg_stat_monitor"}[self.kind]
 
     def initdb(self):
         mkdir_pg(self.sock)
@@ -540,16 +566,16 @@ class Cluster:
     # statistics, per contender
     def reset_stats(self):
         sql = "SELECT pg_stat_reset();\n"
-        if self.contender == "pgss":
+        if self.kind == "pgss":
             sql += "SELECT pg_stat_statements_reset();\n"
-        elif self.contender == "ng":
+        elif self.kind == "ng":
             sql += "SELECT pg_stat_statements_ng_reset();\n"
-        elif self.contender == "pgsm":
+        elif self.kind == "pgsm":
             sql += "SELECT pg_stat_monitor_reset();\n"
         self.psql(sql)
 
     def ext_info(self):
-        c = self.contender
+        c = self.kind
         if c == "none":
             return {"dealloc": None, "entries": None}
         if c == "pgss":
@@ -570,7 +596,7 @@ class Cluster:
 
     def create_extension(self):
         ext = {"pgss": "pg_stat_statements", "ng": "pg_stat_statements_ng",
-               "pgsm": "pg_stat_monitor"}.get(self.contender)
+               "pgsm": "pg_stat_monitor"}.get(self.kind)
         if ext:
             self.psql("CREATE EXTENSION %s;\n" % ext)
 
@@ -861,7 +887,7 @@ def callgrind_part(args, tree, clusters, outdir, workdir):
             # one command per line (no -j): each statement is its own
             # exec_simple_query, with its own transaction, as from a client
             cmd = as_pg(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out,
-                         tree.bin("postgres"), "--single", "-D", cl.data, "postgres"])
+                         cl.tree.bin("postgres"), "--single", "-D", cl.data, "postgres"])
             with open(path) as inp:
                 p = run(cmd, stdin=inp, check=False)
             m = COLLECTED_RE.search(p.stderr)
@@ -1166,7 +1192,8 @@ def make_plot(path, summary, contenders, title, results_json=None):
     names = [row["workload"] for row in summary]
     fig, ax = plt.subplots(figsize=(max(7, 1.1 * len(names) + 2), 4.5))
     width = 0.8 / len(others)
-    colors = {"pgss": "#d62728", "ng": "#1f77b4", "pgsm": "#2ca02c"}
+    colors = {"pgss": "#d62728", "ng": "#1f77b4", "pgsm": "#2ca02c",
+              "ngbase": "#9467bd"}
     for i, c in enumerate(others):
         xs, ys, lo, hi = [], [], [], []
         for j, row in enumerate(names):
@@ -1282,6 +1309,10 @@ def main():
                          "no timing assertion; exits 0 if everything ran")
     ap.add_argument("--ext-src", help="build the extension from this directory "
                     "instead of git archive HEAD")
+    ap.add_argument("--ng-base", metavar="COMMIT",
+                    help="add contender ngbase: pg_stat_statements_ng built from "
+                         "this commit (git archive), in a tree of its own, to "
+                         "measure what a change costs")
     ap.add_argument("--use-installed", action="store_true",
                     help="do not build: use the extension installed in --bindir's tree")
     ap.add_argument("--results", default=os.path.join(HERE, "results"))
@@ -1312,6 +1343,10 @@ def main():
             die("unknown contender %r" % c)
     if "pgsm" in contenders and not args.pgsm_lib:
         die("pgsm needs --pgsm-lib (a local build of pg_stat_monitor)")
+    if args.ng_base and "ngbase" not in contenders:
+        contenders.append("ngbase")
+    if "ngbase" in contenders and not args.ng_base:
+        die("ngbase needs --ng-base COMMIT")
     if args.smoke:
         args.workloads = "select1:1,dalibo-100:1"
         args.duration = 2
@@ -1369,6 +1404,7 @@ def main():
     signal.signal(signal.SIGHUP, on_signal)
 
     t0 = time.time()
+    meta_base = None
     tree = Tree(args.bindir, workdir, args.ext_src, args.pgsm_lib, args.use_installed)
     log("PostgreSQL %s, private tree %s" % (tree.version, tree.root))
 
@@ -1380,8 +1416,12 @@ def main():
         needs.add("onerow")
         # statement i of the read-cost set joins r(1 + i // 1000), r(1 + i % 1000)
         onerow_tables = max(onerow_tables, min(1000, max(args.readcost_sizes)))
+    trees = {c: tree for c in contenders}
+    if "ngbase" in contenders:
+        trees["ngbase"] = base_tree(args, workdir)
+        meta_base = trees["ngbase"].ng_commit
     for i, c in enumerate(contenders):
-        cl = Cluster(tree, c, workdir, 55430 + i)
+        cl = Cluster(trees[c], c, workdir, 55430 + i)
         cl.initdb()
         cl.start()
         try:
@@ -1397,6 +1437,7 @@ def main():
         "stamp": stamp, "pg_version": tree.version, "bindir": tree.orig_bindir,
         "pg_configure": tree.cfg["configure"],
         "ng_commit": tree.ng_commit or "installed in the tree",
+        "ng_base_commit": meta_base if "ngbase" in contenders else None,
         "command": " ".join(["bench/run.py"] + sys.argv[1:]),
         "duration": args.duration, "scale": cores, "contenders": contenders,
         "idle_wait": args.idle_wait, "idle_threshold": args.idle_threshold,
