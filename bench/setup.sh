@@ -2,7 +2,9 @@
 # bench/setup.sh -- what the benchmark runner needs beyond scripts/setup-postgres.sh
 #
 #   - Debian packages: python3-matplotlib (the plot; the runner works without it),
-#     valgrind (instructions per statement), postgresql-15 and -contrib (through
+#     valgrind (instructions per statement), libkrb5-dev (Debian 15's server
+#     headers include gssapi.h: building pg_stat_monitor against them needs
+#     it), postgresql-15 and -contrib (through
 #     scripts/setup-postgres.sh when missing);
 #   - a RELEASE build of PostgreSQL 18 (no assertions, -O2, with debug symbols for
 #     profiles), from Debian's source package, cached outside the repository under
@@ -24,7 +26,7 @@ if ! dpkg -s postgresql-15 postgresql-contrib >/dev/null 2>&1; then
 fi
 
 need=()
-for pkg in python3-matplotlib valgrind bison flex zlib1g-dev make gcc; do
+for pkg in python3-matplotlib valgrind bison flex zlib1g-dev make gcc libkrb5-dev; do
 	dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then
