@@ -808,7 +808,7 @@ def tps_part(args, tree, clusters, defs, plan, cores, outdir, workdir):
 
 def summarize(runs, contenders, plan, max_foreign=1.0):
     """Per workload and contender: median tps, paired ratios to none (and
-    ng/pgss) over the rounds, summed wait events, dealloc/entries medians.
+    ng/pgss, ng/ngbase) over the rounds, summed wait events, dealloc/entries medians.
     A run during which other processes took more than max_foreign of the
     CPU (it was run again and still disturbed) is left out of the medians
     and of the pairs it belongs to, unless that leaves nothing."""
@@ -831,8 +831,10 @@ def summarize(runs, contenders, plan, max_foreign=1.0):
             ent = {"tps_median": median([r["tps"] for r in rs]),
                    "tps": [r["tps"] for r in rs_all],
                    "runs_used": len(rs), "runs": len(rs_all)}
-            for base in ("none", "pgss"):
+            for base in ("none", "pgss", "ngbase"):
                 if base == c or base not in contenders:
+                    continue
+                if base == "ngbase" and c != "ng":
                     continue
                 pairs = [(by[(wname, c, i)], by[(wname, base, i)])
                          for i in range(1, rounds + 1)
@@ -1063,6 +1065,8 @@ def write_markdown(path, meta, defs, plan, contenders, runs, summary, cg, rc, pl
         hdr += ["%s / none" % c for c in contenders if c != "none" and "none" in contenders]
         if "ng" in contenders and "pgss" in contenders:
             hdr.append("ng / pgss")
+        if "ng" in contenders and "ngbase" in contenders:
+            hdr.append("ng / ngbase")
         L.append("| " + " | ".join(hdr) + " |")
         L.append("|" + "---|" * len(hdr))
         for row in summary:
@@ -1075,6 +1079,8 @@ def write_markdown(path, meta, defs, plan, contenders, runs, summary, cg, rc, pl
                       for c in contenders if c != "none" and "none" in contenders]
             if "ng" in contenders and "pgss" in contenders:
                 cells.append(fmt_ratio(cs.get("ng", {}).get("ratio_pgss")))
+            if "ng" in contenders and "ngbase" in contenders:
+                cells.append(fmt_ratio(cs.get("ng", {}).get("ratio_ngbase")))
             L.append("| " + " | ".join(cells) + " |")
         L.append("")
         L.append("## Evictions, entries and wait events (per workload and contender)")
