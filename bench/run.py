@@ -873,16 +873,26 @@ def callgrind_part(args, tree, clusters, outdir, workdir):
     cgdir = os.path.join(workdir, "cg")
     mkdir_pg(cgdir)
     inputs = {}
+    # select1: one statement over and over (the per-statement cost of a
+    # statement already tracked); new: every statement a new one, in a table
+    # kept full (max = 500), so each costs an entry, a text and an eviction
+    new = args.callgrind_set == "new"
     for k in (n, 3 * n):
-        path = os.path.join(cgdir, "select1-%d.sql" % k)
+        path = os.path.join(cgdir, "%s-%d.sql" % (args.callgrind_set, k))
         with open(path, "w") as f:
-            f.write("SELECT 1;\n" * k)
+            if new:
+                f.write("\n".join(fill_statements(0, k)) + "\n")
+            else:
+                f.write("SELECT 1;\n" * k)
         inputs[k] = path
-    res = {"n": n, "statement": "SELECT 1;", "contenders": {}}
+    res = {"n": n, "set": args.callgrind_set,
+           "statement": ("a distinct two-table join (%s ...), max = 500"
+                         % fill_statements(0, 1)[0]) if new else "SELECT 1;",
+           "contenders": {}}
     keep = os.path.join(outdir, "callgrind")
     os.makedirs(keep, exist_ok=True)
     for c, cl in clusters.items():
-        cl.write_run_conf(cl.ext_settings(5000))
+        cl.write_run_conf(cl.ext_settings(500 if new else 5000))
         counts = {}
         for k, path in inputs.items():
             out = os.path.join(cgdir, "callgrind.out.%s-%d" % (c, k))
@@ -1139,9 +1149,10 @@ def write_markdown(path, meta, defs, plan, contenders, runs, summary, cg, rc, pl
     if cg:
         L.append("## Instructions per statement (callgrind)")
         L.append("")
-        L.append("`postgres --single` fed %d and %d `%s` lines under valgrind "
+        L.append("`postgres --single` fed %d and %d lines of %s under valgrind "
                  "--tool=callgrind; per statement = (I(3N) - I(N)) / 2N."
-                 % (cg["n"], 3 * cg["n"], cg["statement"]))
+                 % (cg["n"], 3 * cg["n"],
+                    cg["statement"] if cg.get("set") == "new" else "`%s`" % cg["statement"]))
         L.append("")
         L.append("| contender | instructions per statement | added over none |")
         L.append("|---|---|---|")
@@ -1306,6 +1317,9 @@ def main():
     ap.add_argument("--retries", type=int, default=2,
                     help="how many times a disturbed run is run again (default 2)")
     ap.add_argument("--callgrind-n", type=int, default=5000)
+    ap.add_argument("--callgrind-set", choices=["select1", "new"], default="select1",
+                    help="callgrind statements: select1 (SELECT 1 repeated) or new "
+                         "(every statement a distinct join, max = 500)")
     ap.add_argument("--readcost-sizes", default="5000,100000")
     ap.add_argument("--readcost-holders", type=int, default=50)
     ap.add_argument("--readcost-per-holder", type=int, default=100)
@@ -1418,6 +1432,9 @@ def main():
     for wname, _ in plan:
         needs |= defs[wname]["setup"]
     onerow_tables = 1000 if needs & {"onerow"} else 0
+    if "callgrind" in parts and args.callgrind_set == "new":
+        needs.add("onerow")
+        onerow_tables = 1000
     if "readcost" in parts:
         needs.add("onerow")
         # statement i of the read-cost set joins r(1 + i // 1000), r(1 + i % 1000)

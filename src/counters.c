@@ -252,31 +252,43 @@ ng_hist_lower(int bucket)
 }
 
 /*
- * ng_hist_percentile
- *		The duration below which the given fraction of samples falls: the
- *		geometric midpoint of the bucket holding that sample (for bucket 0,
- *		half its bound).  Returns -1 when there are no samples.
+ * ng_hist_percentiles
+ *		For each of nfractions increasing fractions, the duration below which
+ *		that fraction of samples falls: the geometric midpoint of the bucket
+ *		holding the sample of rank ceil(fraction * total) (for bucket 0, half
+ *		its bound), into ms[].  All in two passes over the buckets, since a
+ *		reader computes several for each of many entries.  Returns false, and
+ *		sets nothing, when there are no samples.
  */
-double
-ng_hist_percentile(const NgCounters *c, int kind, double fraction)
+bool
+ng_hist_percentiles(const NgCounters *c, int kind, const double *fractions,
+					int nfractions, double *ms)
 {
+	const uint32 *hist = c->hist[kind];
 	uint64		total = 0;
-	uint64		rank;
 	uint64		seen = 0;
+	int			f = 0;
 
 	for (int b = 0; b < NG_HIST_BUCKETS; b++)
-		total += c->hist[kind][b];
+		total += hist[b];
 	if (total == 0)
-		return -1.0;
-	/* the sample of rank ceil(fraction * total), counting from 1 */
-	rank = (uint64) ceil(fraction * (double) total);
-	rank = Max(rank, 1);
-	for (int b = 0; b < NG_HIST_BUCKETS; b++)
+		return false;
+	for (int b = 0; b < NG_HIST_BUCKETS && f < nfractions; b++)
 	{
-		seen += c->hist[kind][b];
-		if (seen >= rank)
-			return b == 0 ? NG_HIST_MIN_MS / 2 :
+		seen += hist[b];
+		while (f < nfractions)
+		{
+			uint64		rank = (uint64) ceil(fractions[f] * (double) total);
+
+			Assert(f == 0 || fractions[f] >= fractions[f - 1]);
+			if (seen < Max(rank, 1))
+				break;
+			ms[f++] = b == 0 ? NG_HIST_MIN_MS / 2 :
 				ng_hist_lower(b) * sqrt(NG_HIST_RATIO);
+		}
 	}
-	return ng_hist_lower(NG_HIST_BUCKETS - 1);
+	/* only if rounding put a rank beyond the total */
+	while (f < nfractions)
+		ms[f++] = ng_hist_lower(NG_HIST_BUCKETS - 1);
+	return true;
 }

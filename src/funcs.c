@@ -230,13 +230,14 @@ emit_row(ReturnSetInfo *rsinfo, const NgRow *row, NgApi api, bool showtext,
 		for (int kind = NG_EXEC; kind >= NG_PLAN; kind--)
 		{
 			static const double fractions[] = {0.50, 0.95, 0.99};
+			double		ms[lengthof(fractions)];
+			bool		any = ng_hist_percentiles(c, kind, fractions,
+												  lengthof(fractions), ms);
 
 			for (int f = 0; f < lengthof(fractions); f++)
 			{
-				double		ms = ng_hist_percentile(c, kind, fractions[f]);
-
-				values[i] = Float8GetDatumFast(ms);
-				nulls[i++] = (ms < 0);
+				values[i] = any ? Float8GetDatumFast(ms[f]) : (Datum) 0;
+				nulls[i++] = !any;
 			}
 		}
 	}

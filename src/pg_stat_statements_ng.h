@@ -409,7 +409,9 @@ extern void ng_counters_merge(NgCounters *dst, const NgCounters *src);
 extern void ng_counters_clear_minmax(NgCounters *c);
 extern int	ng_hist_bucket(double ms);
 extern double ng_hist_lower(int bucket);
-extern double ng_hist_percentile(const NgCounters *c, int kind, double fraction);
+extern bool ng_hist_percentiles(const NgCounters *c, int kind,
+								const double *fractions, int nfractions,
+								double *ms);
 
 /* ----------------------------------------------------------------
  * Functions in slots.c
