@@ -234,24 +234,28 @@ def workload_defs(scale, pgbench_scale):
         max=5000,
         desc="80%% one of 1000 hot statements, 20%% one of 100,000 churn "
              "statements, %d clients, max=5000" % (4 * scale))
-    multi = ["\\set aid random(1, %d)" % naccounts, "BEGIN;"]
-    multi += [
-        "SELECT abalance FROM pgbench_accounts WHERE aid = :aid;",
-        "SELECT bid FROM pgbench_accounts WHERE aid = :aid;",
-        "SELECT filler FROM pgbench_accounts WHERE aid = :aid;",
-        "SELECT aid FROM pgbench_accounts WHERE aid = :aid;",
-        "SELECT abalance, bid FROM pgbench_accounts WHERE aid = :aid;",
-        "SELECT count(*) FROM pgbench_accounts WHERE aid = :aid;",
-        "SELECT abalance + 1 FROM pgbench_accounts WHERE aid = :aid;",
-        "SELECT sum(abalance) FROM pgbench_accounts "
-        "WHERE aid BETWEEN :aid AND :aid + 10;",
-        "COMMIT;"]
+    multi = ["\\set aid random(1, %d)" % naccounts] + multi_transaction(":aid")
     defs["multi"] = dict(
         group="multi", setup={"pgbench"}, clients=4 * scale, mode="simple",
         scripts={"multi.sql": "\n".join(multi) + "\n"}, max=5000,
         desc="BEGIN; 8 distinct point selects with literals; COMMIT "
              "(simple protocol), %d clients" % (4 * scale))
     return defs
+
+
+def multi_transaction(aid):
+    """The multi workload's transaction, for account aid (a literal or a
+    pgbench variable)."""
+    return ["BEGIN;"] + [q.replace("AID", aid) for q in (
+        "SELECT abalance FROM pgbench_accounts WHERE aid = AID;",
+        "SELECT bid FROM pgbench_accounts WHERE aid = AID;",
+        "SELECT filler FROM pgbench_accounts WHERE aid = AID;",
+        "SELECT aid FROM pgbench_accounts WHERE aid = AID;",
+        "SELECT abalance, bid FROM pgbench_accounts WHERE aid = AID;",
+        "SELECT count(*) FROM pgbench_accounts WHERE aid = AID;",
+        "SELECT abalance + 1 FROM pgbench_accounts WHERE aid = AID;",
+        "SELECT sum(abalance) FROM pgbench_accounts "
+        "WHERE aid BETWEEN AID AND AID + 10;")] + ["COMMIT;"]
 
 
 GROUPS = {
@@ -876,18 +880,26 @@ def callgrind_part(args, tree, clusters, outdir, workdir):
     # select1: one statement over and over (the per-statement cost of a
     # statement already tracked); new: every statement a new one, in a table
     # kept full (max = 500), so each costs an entry, a text and an eviction
+    # multi: the multi workload's transaction, with varying literals (per
+    # "statement" is then per transaction of 10 statements)
     new = args.callgrind_set == "new"
     for k in (n, 3 * n):
         path = os.path.join(cgdir, "%s-%d.sql" % (args.callgrind_set, k))
         with open(path, "w") as f:
             if new:
                 f.write("\n".join(fill_statements(0, k)) + "\n")
+            elif args.callgrind_set == "multi":
+                for i in range(k):
+                    f.write("\n".join(multi_transaction(str(1 + i * 7 % 100000))) + "\n")
             else:
                 f.write("SELECT 1;\n" * k)
         inputs[k] = path
     res = {"n": n, "set": args.callgrind_set,
-           "statement": ("a distinct two-table join (%s ...), max = 500"
-                         % fill_statements(0, 1)[0]) if new else "SELECT 1;",
+           "statement": {"new": "a distinct two-table join (%s ...), max = 500"
+                         % fill_statements(0, 1)[0],
+                         "multi": "the multi workload's transaction (BEGIN, 8 point "
+                         "selects with literals, COMMIT: 10 lines)",
+                         "select1": "SELECT 1;"}[args.callgrind_set],
            "contenders": {}}
     keep = os.path.join(outdir, "callgrind")
     os.makedirs(keep, exist_ok=True)
@@ -1152,7 +1164,8 @@ def write_markdown(path, meta, defs, plan, contenders, runs, summary, cg, rc, pl
         L.append("`postgres --single` fed %d and %d lines of %s under valgrind "
                  "--tool=callgrind; per statement = (I(3N) - I(N)) / 2N."
                  % (cg["n"], 3 * cg["n"],
-                    cg["statement"] if cg.get("set") == "new" else "`%s`" % cg["statement"]))
+                    "`%s`" % cg["statement"] if cg.get("set", "select1") == "select1"
+                    else cg["statement"]))
         L.append("")
         L.append("| contender | instructions per statement | added over none |")
         L.append("|---|---|---|")
@@ -1317,9 +1330,11 @@ def main():
     ap.add_argument("--retries", type=int, default=2,
                     help="how many times a disturbed run is run again (default 2)")
     ap.add_argument("--callgrind-n", type=int, default=5000)
-    ap.add_argument("--callgrind-set", choices=["select1", "new"], default="select1",
-                    help="callgrind statements: select1 (SELECT 1 repeated) or new "
-                         "(every statement a distinct join, max = 500)")
+    ap.add_argument("--callgrind-set", choices=["select1", "new", "multi"],
+                    default="select1",
+                    help="callgrind statements: select1 (SELECT 1 repeated), new "
+                         "(every statement a distinct join, max = 500) or multi "
+                         "(the multi workload's transaction, per transaction)")
     ap.add_argument("--readcost-sizes", default="5000,100000")
     ap.add_argument("--readcost-holders", type=int, default=50)
     ap.add_argument("--readcost-per-holder", type=int, default=100)
@@ -1435,6 +1450,8 @@ def main():
     if "callgrind" in parts and args.callgrind_set == "new":
         needs.add("onerow")
         onerow_tables = 1000
+    if "callgrind" in parts and args.callgrind_set == "multi":
+        needs.add("pgbench")
     if "readcost" in parts:
         needs.add("onerow")
         # statement i of the read-cost set joins r(1 + i // 1000), r(1 + i % 1000)
