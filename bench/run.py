@@ -286,7 +286,8 @@ class Tree:
     """A private copy of a PostgreSQL installation with our extension (and
     pg_stat_monitor, if given) installed into it."""
 
-    def __init__(self, bindir, workdir, ext_src, pgsm_lib, use_installed):
+    def __init__(self, bindir, workdir, ext_src, pgsm_lib, use_installed,
+                 ng_rev="HEAD"):
         self.orig_bindir = os.path.abspath(bindir)
         pgc = os.path.join(self.orig_bindir, "pg_config")
         if not os.access(pgc, os.X_OK):
@@ -321,7 +322,7 @@ class Tree:
                                                "pg_stat_statements_ng.so")):
                 die("pg_stat_statements_ng is not installed in %s" % cfg["pkglibdir"])
         else:
-            self.ng_commit = self.install_ng(workdir, ext_src)
+            self.ng_commit = self.install_ng(workdir, ext_src, ng_rev)
         if pgsm_lib:
             self.install_pgsm(pgsm_lib)
         # the copy must locate itself: its pg_config reports paths inside it
@@ -371,7 +372,7 @@ class Tree:
         if is_ours():
             die("could not restore contrib's pg_stat_statements in the private tree")
 
-    def install_ng(self, workdir, ext_src):
+    def install_ng(self, workdir, ext_src, rev):
         src = os.path.join(workdir, "ng-src")
         os.makedirs(src)
         if ext_src:
@@ -381,13 +382,16 @@ class Tree:
                 check=False)
             commit = "working tree of %s" % ext_src
         else:
-            commit = run(["git", "-C", TOP, "rev-parse", "HEAD"]).stdout.strip()
-            log("building pg_stat_statements_ng at HEAD %s (git archive)" % commit[:10])
-            arch = subprocess.Popen(["git", "-C", TOP, "archive", "HEAD"],
+            commit = run(["git", "-C", TOP, "rev-parse", "--verify", rev + "^{commit}"],
+                         check=False).stdout.strip()
+            if not commit:
+                die("no commit %r in %s" % (rev, TOP))
+            log("building pg_stat_statements_ng at %s %s (git archive)" % (rev, commit[:10]))
+            arch = subprocess.Popen(["git", "-C", TOP, "archive", commit],
                                     stdout=subprocess.PIPE)
             run(["tar", "xf", "-", "-C", src], stdin=arch.stdout)
             if arch.wait() != 0:
-                die("git archive HEAD failed")
+                die("git archive %s failed" % commit)
         b = run(["make", "-C", src, "-j%d" % max(2, nproc()),
                  "PG_CONFIG=" + self.pg_config], check=False)
         if b.returncode != 0:
@@ -418,26 +422,6 @@ class Tree:
 
     def bin(self, name):
         return os.path.join(self.bindir, name)
-
-
-def base_tree(args, workdir):
-    """A second private tree with pg_stat_statements_ng built from the commit
-    given by --ng-base (same PostgreSQL binaries as the main tree)."""
-    commit = run(["git", "-C", TOP, "rev-parse", "--verify",
-                  args.ng_base + "^{commit}"], check=False).stdout.strip()
-    if not commit:
-        die("--ng-base: no commit %r in %s" % (args.ng_base, TOP))
-    basedir = os.path.join(workdir, "base")
-    src = os.path.join(basedir, "src-" + commit[:10])
-    os.makedirs(src)
-    arch = subprocess.Popen(["git", "-C", TOP, "archive", commit], stdout=subprocess.PIPE)
-    run(["tar", "xf", "-", "-C", src], stdin=arch.stdout)
-    if arch.wait() != 0:
-        die("git archive %s failed" % commit)
-    log("ngbase: pg_stat_statements_ng at %s" % commit[:10])
-    t = Tree(args.bindir, basedir, src, None, False)
-    t.ng_commit = commit
-    return t
 
 
 # ---------------------------------------------------------------- clusters
@@ -1439,7 +1423,6 @@ def main():
     signal.signal(signal.SIGHUP, on_signal)
 
     t0 = time.time()
-    meta_base = None
     tree = Tree(args.bindir, workdir, args.ext_src, args.pgsm_lib, args.use_installed)
     log("PostgreSQL %s, private tree %s" % (tree.version, tree.root))
 
@@ -1458,8 +1441,12 @@ def main():
         onerow_tables = max(onerow_tables, min(1000, max(args.readcost_sizes)))
     trees = {c: tree for c in contenders}
     if "ngbase" in contenders:
-        trees["ngbase"] = base_tree(args, workdir)
-        meta_base = trees["ngbase"].ng_commit
+        # ours at the --ng-base commit, in a second private tree (same
+        # PostgreSQL binaries)
+        base_dir = os.path.join(workdir, "base")
+        os.makedirs(base_dir)
+        trees["ngbase"] = Tree(args.bindir, base_dir, None, None, False,
+                               ng_rev=args.ng_base)
     for i, c in enumerate(contenders):
         cl = Cluster(trees[c], c, workdir, 55430 + i)
         cl.initdb()
@@ -1477,7 +1464,7 @@ def main():
         "stamp": stamp, "pg_version": tree.version, "bindir": tree.orig_bindir,
         "pg_configure": tree.cfg["configure"],
         "ng_commit": tree.ng_commit or "installed in the tree",
-        "ng_base_commit": meta_base if "ngbase" in contenders else None,
+        "ng_base_commit": trees["ngbase"].ng_commit if "ngbase" in trees else None,
         "command": " ".join(["bench/run.py"] + sys.argv[1:]),
         "duration": args.duration, "scale": cores, "contenders": contenders,
         "idle_wait": args.idle_wait, "idle_threshold": args.idle_threshold,

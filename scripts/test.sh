@@ -99,7 +99,7 @@ run_major() {
 report_major_failure() {
 	local major=$1 scratch=$2 t name
 	echo "==== PostgreSQL $major: what failed (scratch tree $scratch)"
-	grep -E '^(not ok|test .* FAILED|     [a-z_]+ +\.\.\. FAILED)|^(\[[0-9:]+\] )?t/.*\.\. (Dubious|Failed|not ok)|^#   Failed test|^make: \*\*\*|^Bail' \
+	grep -E '^(not ok|test .* FAILED|     [a-z_]+ +\.\.\. FAILED)|^t/[0-9a-z_]+\.pl +\(Wstat|^#   Failed test|^make: \*\*\*|^Bail' \
 		"$scratch/test.log" || echo "(no failing test line)"
 	if [ -f "$scratch/regression.diffs" ]; then
 		echo "---- regression.diffs"
