@@ -19,7 +19,7 @@ OBJS = \
 	src/store.o
 
 EXTENSION = pg_stat_statements_ng
-DATA = pg_stat_statements_ng--1.0.sql
+DATA = pg_stat_statements_ng--1.0.sql pg_stat_statements_ng--1.1.sql pg_stat_statements_ng--1.0--1.1.sql
 PGFILEDESC = "pg_stat_statements_ng - exact, lock-free statement statistics"
 
 REGRESS = counting normalize nesting planning reset privileges info failures collect

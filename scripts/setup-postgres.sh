@@ -19,16 +19,35 @@ for pkg in postgresql-15 postgresql-server-dev-15 postgresql-contrib bison flex 
 	postgresql-15-pg-stat-kcache postgresql-15-powa; do
 	dpkg -s "$pkg" >/dev/null 2>&1 || need_apt=1
 done
+# deb-src entries for the newer suites, on the URI of the machine's own Debian
+# archive (the first URI of a "deb" entry that serves bookworm), so a mirror
+# configured on the machine is used as it is
+debian_uri() {
+	local f
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		awk 'BEGIN { RS = ""; FS = "\n" }
+			/(^|\n)Suites:[^\n]*bookworm( |\n|$)/ && /(^|\n)Types:[^\n]*deb( |\n|$)/ {
+				for (i = 1; i <= NF; i++)
+					if ($i ~ /^URIs:/) { split($i, u, /[ \t]+/); print u[2]; exit }
+			}' "$f"
+	done | head -n 1
+	if [ -f /etc/apt/sources.list ]; then
+		awk '$1 == "deb" && $3 ~ /^bookworm$/ { print ($2 ~ /^\[/ ? $3 : $2); exit }' /etc/apt/sources.list
+	fi
+}
 if [ ! -f /etc/apt/sources.list.d/pg-src.sources ]; then
-	cat > /etc/apt/sources.list.d/pg-src.sources <<'SRC'
+	uri=$(debian_uri | head -n 1)
+	[ -n "$uri" ] || die "no Debian bookworm archive in the machine's apt sources"
+	cat > /etc/apt/sources.list.d/pg-src.sources <<SRC
 Types: deb-src
-URIs: http://deb.debian.org/debian
+URIs: $uri
 Suites: trixie sid
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 
 Types: deb-src
-URIs: http://deb.debian.org/debian
+URIs: $uri
 Suites: bookworm bookworm-updates
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
