@@ -1,0 +1,3 @@
+"""bench/ -- the benchmark runner as a package; bench/run.py starts it
+(see its docstring for what a run does and which module owns what).
+"""

@@ -1,0 +1,80 @@
+"""bench/callgrind.py -- the callgrind part: instructions per statement,
+postgres --single fed N and 3N statements of the chosen set under valgrind
+--tool=callgrind, per contender, with the top of callgrind_annotate kept.
+"""
+
+import os
+import re
+import shutil
+
+from .common import as_pg, log, mkdir_pg, run
+from .workloads import fill_statements, multi_transaction
+
+
+# ---------------------------------------------------------------- callgrind part
+
+COLLECTED_RE = re.compile(r"Collected : (\d+)")
+
+
+def callgrind_part(args, tree, clusters, outdir, workdir):
+    if not shutil.which("valgrind"):
+        log("valgrind is not installed: skipping callgrind (bench/setup.sh installs it)")
+        return None
+    n = args.callgrind_n
+    cgdir = os.path.join(workdir, "cg")
+    mkdir_pg(cgdir)
+    inputs = {}
+    # select1: one statement over and over (the per-statement cost of a
+    # statement already tracked); new: every statement a new one, in a table
+    # kept full (max = 500), so each costs an entry, a text and an eviction
+    # multi: the multi workload's transaction, with varying literals (per
+    # "statement" is then per transaction of 10 statements)
+    new = args.callgrind_set == "new"
+    for k in (n, 3 * n):
+        path = os.path.join(cgdir, "%s-%d.sql" % (args.callgrind_set, k))
+        with open(path, "w") as f:
+            if new:
+                f.write("\n".join(fill_statements(0, k)) + "\n")
+            elif args.callgrind_set == "multi":
+                for i in range(k):
+                    f.write("\n".join(multi_transaction(str(1 + i * 7 % 100000))) + "\n")
+            else:
+                f.write("SELECT 1;\n" * k)
+        inputs[k] = path
+    res = {"n": n, "set": args.callgrind_set,
+           "statement": {"new": "a distinct two-table join (%s ...), max = 500"
+                         % fill_statements(0, 1)[0],
+                         "multi": "the multi workload's transaction (BEGIN, 8 point "
+                         "selects with literals, COMMIT: 10 lines)",
+                         "select1": "SELECT 1;"}[args.callgrind_set],
+           "contenders": {}}
+    keep = os.path.join(outdir, "callgrind")
+    os.makedirs(keep, exist_ok=True)
+    for c, cl in clusters.items():
+        cl.write_run_conf(cl.ext_settings(500 if new else 5000))
+        counts = {}
+        for k, path in inputs.items():
+            out = os.path.join(cgdir, "callgrind.out.%s-%d" % (c, k))
+            # one command per line (no -j): each statement is its own
+            # exec_simple_query, with its own transaction, as from a client
+            cmd = as_pg(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out,
+                         cl.tree.bin("postgres"), "--single", "-D", cl.data, "postgres"])
+            with open(path) as inp:
+                p = run(cmd, stdin=inp, check=False)
+            m = COLLECTED_RE.search(p.stderr)
+            if not m:
+                raise RuntimeError("callgrind gave no count for %s:\n%s" % (c, p.stderr[-2000:]))
+            counts[k] = int(m.group(1))
+            if k == 3 * n:
+                ann = run(["callgrind_annotate", "--inclusive=yes", out], check=False)
+                with open(os.path.join(keep, "annotate-%s.txt" % c), "w") as f:
+                    f.write("\n".join(ann.stdout.splitlines()[:80]) + "\n")
+        per = (counts[3 * n] - counts[n]) / (2.0 * n)
+        res["contenders"][c] = {"total_n": counts[n], "total_3n": counts[3 * n],
+                                "per_statement": per}
+        log("callgrind %-5s %8.0f instructions per statement" % (c, per))
+    base = res["contenders"].get("none")
+    if base:
+        for c, e in res["contenders"].items():
+            e["added"] = e["per_statement"] - base["per_statement"]
+    return res
