@@ -30,6 +30,7 @@ def read_queries(contender):
                 ("all rows to client", "SELECT * FROM pg_stat_monitor;")]
     return []
 
+
 def timed(cluster, sql, reps):
     out = cluster.psql(("\\o /dev/null\n" + sql + "\n") * reps, timing=True)
     # with \o /dev/null the rows go nowhere; psql still prints Time: lines
