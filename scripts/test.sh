@@ -74,6 +74,21 @@ run_major() {
 	cat "$scratch/contrib.log"
 	make -C "$scratch" PG_CONFIG="$pgc" uninstall-dropin >>"$scratch/build.log" 2>&1 ||
 		{ echo "not ok - uninstall-dropin on $major"; failed=$((failed + 1)); }
+	# and where there are no contrib files to save (a DESTDIR holds none):
+	# both succeed and leave nothing named pg_stat_statements* but ours
+	local stage
+	stage=$(mktemp -d /tmp/pgssng-stage-$major.XXXXXX)
+	if make -C "$scratch" PG_CONFIG="$pgc" DESTDIR="$stage" install-dropin >>"$scratch/build.log" 2>&1 &&
+		make -C "$scratch" PG_CONFIG="$pgc" DESTDIR="$stage" uninstall-dropin >>"$scratch/build.log" 2>&1 &&
+		[ -z "$(find "$stage" -name 'pg_stat_statements*' ! \( -name 'pg_stat_statements_ng*' \
+			! -name 'pg_stat_statements_ng_dropin' \))" ]; then
+		echo "ok - drop-in install and uninstall without contrib's files on $major"
+		passed=$((passed + 1))
+	else
+		echo "not ok - drop-in install and uninstall without contrib's files on $major"
+		failed=$((failed + 1)); failures+=("$major:dropin-without-contrib")
+	fi
+	rm -rf "$stage"
 	passed=$((passed + $(grep -c '^ok ' "$scratch/contrib.log")))
 	failed=$((failed + $(grep -c '^not ok ' "$scratch/contrib.log")))
 	[ "$crc" = 0 ] || failures+=("$major:contrib-suite")
