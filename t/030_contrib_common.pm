@@ -19,7 +19,8 @@ use Exporter 'import';
 use IPC::Run;
 use PostgreSQL::Test::Utils ();
 
-our @EXPORT = qw(pg_config_value contrib_library dropin_conf point_at_contrib);
+our @EXPORT =
+  qw(pg_config_value contrib_library dropin_conf point_at_contrib contrib_columns);
 
 # pg_config_value(option): pg_config's answer, e.g. 'sharedir'
 sub pg_config_value
@@ -74,6 +75,32 @@ sub point_at_contrib
 	$node->safe_psql($db,
 		"UPDATE pg_proc SET probin = '$lib' WHERE probin = '\$libdir/pg_stat_statements'");
 	return;
+}
+
+# contrib_columns(dir): the OUT columns of pg_stat_statements(boolean), and
+# so of the view, that contrib's own scripts in dir create at the default
+# version of its control file: ([name, type], ...) in order, types as
+# written.  Read from the last script up to that version defining it.
+sub contrib_columns
+{
+	my ($dir) = @_;
+	my $vnum = sub { my @p = split /\./, shift; return $p[0] * 1000 + $p[1]; };
+	my ($default) = PostgreSQL::Test::Utils::slurp_file("$dir/pg_stat_statements.control")
+	  =~ /^default_version = '([^']+)'/m;
+	my ($best, $best_v);
+	foreach my $f (glob("$dir/pg_stat_statements--*.sql"))
+	{
+		my ($v) = $f =~ /--([0-9.]+)\.sql$/ or next;
+		next if $vnum->($v) > $vnum->($default);
+		next if defined $best_v && $vnum->($v) < $best_v;
+		my $sql = PostgreSQL::Test::Utils::slurp_file($f);
+		next unless $sql =~ /CREATE FUNCTION pg_stat_statements\(IN showtext boolean,(.*?)\)\s*RETURNS/s;
+		($best, $best_v) = ($1, $vnum->($v));
+	}
+	die "no script in $dir defines pg_stat_statements(boolean)" unless defined $best;
+	my @cols;
+	push @cols, [ $1, $2 ] while $best =~ /\bOUT\s+(\w+)\s+([^,]+?)\s*(?:,|$)/g;
+	return @cols;
 }
 
 1;

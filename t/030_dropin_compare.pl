@@ -143,21 +143,29 @@ is( $ours->safe_psql('postgres', $report),
 	$contrib->safe_psql('postgres', $report),
 	'track_utility off: the same statements counted, top-level as in contrib');
 
-SKIP:
-{
-	# on 15 to 17 contrib's cluster has the drop-in's SQL objects too
-	# (contrib's scripts are moved aside): its version is in its control file
-	skip "contrib's extension files are moved aside to $moved_to", 1
-	  if defined $moved_to;
-
-	# the same columns, in the same order, of the same types
-	my $shape = q{
+# the same columns, in the same order, of the same types; on 15 to 17
+# contrib's cluster has the drop-in's SQL objects too (contrib's scripts are
+# moved aside), so contrib's columns are read from its scripts there
+my $shape = q{
 SELECT string_agg(attname || ' ' || format_type(atttypid, atttypmod), ', ' ORDER BY attnum)
   FROM pg_attribute WHERE attrelid = 'pg_stat_statements'::regclass AND attnum > 0;
 };
-	is($ours->safe_psql('postgres', $shape), $contrib->safe_psql('postgres', $shape),
-		'the view has the same shape');
+my $contrib_shape;
+if (defined $moved_to)
+{
+	my $o = 0;
+	my $values = join(', ',
+		map { sprintf("(%d, '%s', '%s')", ++$o, $_->[0], $_->[1]) }
+		  contrib_columns($moved_to));
+	$contrib_shape = $ours->safe_psql('postgres',
+		"SELECT string_agg(n || ' ' || format_type(t::regtype, NULL), ', ' ORDER BY o)"
+		  . " FROM (VALUES $values) v(o, n, t)");
 }
+else
+{
+	$contrib_shape = $contrib->safe_psql('postgres', $shape);
+}
+is($ours->safe_psql('postgres', $shape), $contrib_shape, "the view has contrib's shape");
 my $contrib_version =
   defined $moved_to
   ? (slurp_file("$moved_to/pg_stat_statements.control") =~ /^default_version = '([^']+)'/m)[0]
