@@ -81,19 +81,35 @@ ifneq ($(PGSS_SEPARATE_DIR),)
 	@echo "and dynamic_library_path = '$(datadir)/pg_stat_statements_ng_dropin/lib:\$$libdir'"
 endif
 
+# Removes only what is the drop-in's (files that say so, the library link),
+# then moves back whatever contrib files were saved; works, and says what it
+# did, whether or not contrib's files were there to save.
 uninstall-dropin:
 ifeq ($(PGSS_SEPARATE_DIR),)
-	@if [ ! -d '$(PGSS_BACKUP_DIR)' ]; then echo "no backup of contrib's files in $(PGSS_BACKUP_DIR)"; exit 1; fi
-	rm -f '$(PGSS_EXTDIR)'/pg_stat_statements.control '$(PGSS_EXTDIR)'/pg_stat_statements--*.sql
-	rm -f '$(PGSS_LIBDIR)/pg_stat_statements$(DLSUFFIX)'
-	@for f in '$(PGSS_BACKUP_DIR)'/*; do \
+	@removed=0; restored=0; \
+	for f in '$(PGSS_EXTDIR)'/pg_stat_statements.control '$(PGSS_EXTDIR)'/pg_stat_statements--*.sql; do \
+		if grep -qs 'pg_stat_statements_ng drop-in' "$$f"; then \
+			rm -f "$$f" || exit 1; removed=$$((removed + 1)); \
+		fi; \
+	done; \
+	if [ -L '$(PGSS_LIBDIR)/pg_stat_statements$(DLSUFFIX)' ]; then \
+		rm -f '$(PGSS_LIBDIR)/pg_stat_statements$(DLSUFFIX)' || exit 1; removed=$$((removed + 1)); \
+	fi; \
+	for f in '$(PGSS_BACKUP_DIR)'/*; do \
+		[ -e "$$f" ] || continue; \
 		case "$$f" in \
-			*$(DLSUFFIX)) mv "$$f" '$(PGSS_LIBDIR)/' ;; \
-			*) [ -e "$$f" ] && mv "$$f" '$(PGSS_EXTDIR)/' ;; \
+			*$(DLSUFFIX)) mv "$$f" '$(PGSS_LIBDIR)/' || exit 1 ;; \
+			*) mv "$$f" '$(PGSS_EXTDIR)/' || exit 1 ;; \
 		esac; \
-	done
-	rmdir '$(PGSS_BACKUP_DIR)'
-	@echo "contrib's pg_stat_statements files restored"
+		restored=$$((restored + 1)); \
+	done; \
+	if [ -d '$(PGSS_BACKUP_DIR)' ]; then rmdir '$(PGSS_BACKUP_DIR)' || exit 1; fi; \
+	echo "removed $$removed file(s) of the drop-in"; \
+	if [ "$$restored" = 0 ]; then \
+		echo "no contrib pg_stat_statements files to restore (none were saved in $(PGSS_BACKUP_DIR))"; \
+	else \
+		echo "restored $$restored file(s) of contrib's pg_stat_statements"; \
+	fi
 else
 	rm -rf '$(DESTDIR)$(datadir)/pg_stat_statements_ng_dropin'
 endif

@@ -2,7 +2,7 @@
 
 # Where built PostgreSQL trees are cached: outside any clone, keyed by version.
 PGSSNG_CACHE=${PGSSNG_CACHE:-/var/cache/pg_stat_statements_ng}
-PGSSNG_MAJORS=${PGSSNG_MAJORS:-15 17 18}
+PGSSNG_MAJORS=${PGSSNG_MAJORS:-15 16 17 18}
 
 log() { printf '== %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }

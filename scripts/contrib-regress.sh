@@ -16,6 +16,12 @@ top=$(cd "$here/.." && pwd)
 . "$here/common.sh"
 
 major=$1
+# 16 comes from a binary distribution, and no reachable source has contrib
+# 16's sql/ and expected/: its suite cannot run here (neither pass nor fail)
+if [ "$major" = 16 ]; then
+	echo "contrib suite on 16: skipped (no reachable source has contrib/pg_stat_statements' sql/ and expected/ of 16)"
+	exit 0
+fi
 bindir=$(pg_bindir "$major")
 src="$PGSSNG_CACHE/pg$major/share/pgssng-src/pg_stat_statements"
 [ -d "$src" ] || src="$PGSSNG_CACHE/contrib-src-$major/pg_stat_statements"

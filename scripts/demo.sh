@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # demo.sh -- set everything up and show the extension at work.
 #
-#   scripts/demo.sh                 # PostgreSQL 18 (PGSSNG_DEMO_MAJOR=15|17|18)
+#   scripts/demo.sh                 # PostgreSQL 18 (PGSSNG_DEMO_MAJOR=15|16|17|18)
 #
 # Installs PostgreSQL (scripts/setup-postgres.sh), builds and installs the
 # extension, starts a throwaway cluster with it preloaded, runs a short mixed

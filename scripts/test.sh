@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test.sh -- build and run the whole test suite on every tested major.
 #
-#   scripts/test.sh            # 15, 17 and 18
+#   scripts/test.sh            # 15, 16, 17 and 18
 #   PGSSNG_MAJORS=18 scripts/test.sh
 #
 # For each major: build with -Wall -Werror and assertions, install into that
@@ -51,9 +51,17 @@ run_major() {
 		return
 	fi
 
+	# a tree without the TAP modules (16's binary distribution, configured
+	# without --enable-tap-tests) runs them with 17's PostgreSQL::Test::*
+	local tap=()
+	if [ ! -f "$(dirname "$("$pgc" --pgxs)")/../../src/test/perl/PostgreSQL/Test/Cluster.pm" ]; then
+		tap=(enable_tap_tests=yes PROVE=prove
+			"PG_PROVE_FLAGS=-I $(pg_bindir 17)/../lib/postgresql/pgxs/src/test/perl -I .")
+	fi
+
 	log "PostgreSQL $major: tests"
 	runuser -u postgres -- env PATH="$bindir:$PATH" \
-		make -C "$scratch" PG_CONFIG="$pgc" installcheck \
+		make -C "$scratch" PG_CONFIG="$pgc" installcheck "${tap[@]}" \
 		PROVE_FLAGS="--timer" >"$scratch/test.log" 2>&1
 	rc=$?
 
@@ -66,6 +74,21 @@ run_major() {
 	cat "$scratch/contrib.log"
 	make -C "$scratch" PG_CONFIG="$pgc" uninstall-dropin >>"$scratch/build.log" 2>&1 ||
 		{ echo "not ok - uninstall-dropin on $major"; failed=$((failed + 1)); }
+	# and where there are no contrib files to save (a DESTDIR holds none):
+	# both succeed and leave nothing named pg_stat_statements* but ours
+	local stage
+	stage=$(mktemp -d /tmp/pgssng-stage-$major.XXXXXX)
+	if make -C "$scratch" PG_CONFIG="$pgc" DESTDIR="$stage" install-dropin >>"$scratch/build.log" 2>&1 &&
+		make -C "$scratch" PG_CONFIG="$pgc" DESTDIR="$stage" uninstall-dropin >>"$scratch/build.log" 2>&1 &&
+		[ -z "$(find "$stage" -name 'pg_stat_statements*' ! \( -name 'pg_stat_statements_ng*' \
+			! -name 'pg_stat_statements_ng_dropin' \))" ]; then
+		echo "ok - drop-in install and uninstall without contrib's files on $major"
+		passed=$((passed + 1))
+	else
+		echo "not ok - drop-in install and uninstall without contrib's files on $major"
+		failed=$((failed + 1)); failures+=("$major:dropin-without-contrib")
+	fi
+	rm -rf "$stage"
 	passed=$((passed + $(grep -c '^ok ' "$scratch/contrib.log")))
 	failed=$((failed + $(grep -c '^not ok ' "$scratch/contrib.log")))
 	[ "$crc" = 0 ] || failures+=("$major:contrib-suite")

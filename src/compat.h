@@ -5,8 +5,8 @@
  *
  * The rest of the extension is written against one API; this header maps it
  * onto each supported major with small static inline wrappers and macros, so
- * no other file carries a PG_VERSION_NUM test.  Tested: 15, 17, 18.  Written
- * from the documented API changes for 16 and 19, which are untested here.
+ * no other file carries a PG_VERSION_NUM test.  Tested: 15, 16, 17, 18.
+ * Written from the documented API changes for 19, which is untested here.
  *
  *-------------------------------------------------------------------------
  */
@@ -85,10 +85,12 @@ ng_register_tranche_compat(int tranche_id, const char *name)
 
 /*
  * Utility statements that pg_stat_statements does not count itself: EXECUTE
- * and PREPARE are counted through the statement they run.  Until 16,
- * DEALLOCATE was skipped as well; from 16 on it is jumbled and counted.
+ * and PREPARE are counted through the statement they run.  Up to 16,
+ * DEALLOCATE is skipped as well (contrib 1.10 on 15 and 16, checked against
+ * 15.20's and 16.15's library); from 17 on it is jumbled, with the name as a
+ * constant, and counted (contrib 1.11 and 1.12, checked on 17.11 and 18.6).
  */
-#if PG_VERSION_NUM >= 160000
+#if PG_VERSION_NUM >= 170000
 #define NG_UTILITY_NOT_COUNTED(node) \
 	(IsA((node), ExecuteStmt) || IsA((node), PrepareStmt))
 #else
@@ -100,7 +102,8 @@ ng_register_tranche_compat(int tranche_id, const char *name)
 /*
  * Whether a utility statement opens a nesting level for what it runs.
  * From 17 on, every utility statement but EXECUTE and PREPARE does, counted
- * or not; before, only a counted one did.
+ * or not; on 15 and 16 only a counted one does (with track_utility off, what
+ * a DO block or CALL runs is top-level there: checked on 16.15's contrib).
  */
 #if PG_VERSION_NUM >= 170000
 #define NG_UTILITY_BUMPS_LEVEL(node, counted) \

@@ -91,6 +91,9 @@ NG_TWIN_BOOL_HOOKS(save, ng_save, alias_save)
 /*
  * contrib_preloaded
  *		Is contrib's pg_stat_statements in shared_preload_libraries too?
+ *		Named as the server would load it: by name, or by a path (absolute
+ *		or from $libdir) whose last component is pg_stat_statements, with or
+ *		without the library suffix.
  */
 static bool
 contrib_preloaded(void)
@@ -100,17 +103,20 @@ contrib_preloaded(void)
 	ListCell   *lc;
 	bool		found = false;
 
-	if (!SplitIdentifierString(copy, ',', &names))
+	/* split as the server does to load them: paths are not truncated */
+	if (!SplitDirectoriesString(copy, ',', &names))
 		return false;
 	foreach(lc, names)
 	{
 		const char *name = (const char *) lfirst(lc);
+		const char *base = last_dir_separator(name);
 
-		if (strcmp(name, "pg_stat_statements") == 0 ||
-			strcmp(name, "$libdir/pg_stat_statements") == 0)
+		base = base ? base + 1 : name;
+		if (strcmp(base, "pg_stat_statements") == 0 ||
+			strcmp(base, "pg_stat_statements" DLSUFFIX) == 0)
 			found = true;
 	}
-	list_free(names);
+	list_free_deep(names);
 	pfree(copy);
 	return found;
 }

@@ -1,25 +1,30 @@
 # The drop-in against contrib's pg_stat_statements, on the same workload in
 # two fresh clusters: the same queryids, normalized texts, calls, rows,
-# block and WAL counters for every statement.
+# block and WAL counters for every statement, utility statements (PREPARE,
+# EXECUTE, DEALLOCATE, DO, VACUUM) included.
 #
-# Needs both installed side by side, which only 18's extension_control_path
-# allows (make install-dropin); skipped otherwise.
+# Needs the drop-in (make install-dropin) and contrib's library, wherever
+# the drop-in left it (see 030_contrib_common.pm); skipped otherwise.
 use strict;
 use warnings FATAL => 'all';
 
+use FindBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my ($stdout, $stderr);
-IPC::Run::run([ 'pg_config', '--sharedir' ], '>', \$stdout);
-chomp(my $share = $stdout);
-my $dropin = "$share/pg_stat_statements_ng_dropin";
+BEGIN
+{
+	require "$FindBin::RealBin/030_contrib_common.pm";
+	ContribCommon->import;
+}
 
-my $contrib = PostgreSQL::Test::Cluster->new('contrib');
-plan skip_all => 'needs PostgreSQL 18 or later' if $contrib->pg_version < 18;
-plan skip_all => "drop-in not installed in $dropin"
-  unless -f "$dropin/extension/pg_stat_statements.control";
+my $dropin_conf = dropin_conf();
+plan skip_all => 'the drop-in is not installed (make install-dropin)'
+  unless defined $dropin_conf;
+my ($contrib_lib, $moved_to) = contrib_library();
+plan skip_all => "contrib's pg_stat_statements library is not installed"
+  unless defined $contrib_lib;
 
 my $common = qq(
 autovacuum = off
@@ -29,22 +34,33 @@ compute_query_id = on
 pg_stat_statements.track = 'all'
 pg_stat_statements.track_planning = on
 );
+my $contrib = PostgreSQL::Test::Cluster->new('contrib');
 $contrib->init;
 $contrib->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'pg_stat_statements'\n$common");
+	"shared_preload_libraries = '$contrib_lib'\n$common");
 $contrib->start;
 
 my $ours = PostgreSQL::Test::Cluster->new('dropin');
 $ours->init;
 $ours->append_conf('postgresql.conf',
 	"shared_preload_libraries = 'pg_stat_statements_ng'\n"
-	  . "extension_control_path = '$dropin:\$system'\n"
-	  . "dynamic_library_path = '$dropin/lib:\$libdir'\n"
+	  . $dropin_conf
 	  . $common);
 $ours->start;
 
+foreach my $node ($contrib, $ours)
+{
+	$node->safe_psql('postgres', 'CREATE EXTENSION pg_stat_statements');
+}
+# on 15 to 17, the same catalog update in both (an identity one in ours),
+# so that both clusters have the same pages of pg_proc in shared buffers
+if (defined $moved_to)
+{
+	point_at_contrib($contrib, 'postgres', $contrib_lib);
+	point_at_contrib($ours, 'postgres', '$libdir/pg_stat_statements');
+}
+
 my $workload = q{
-CREATE EXTENSION pg_stat_statements;
 SELECT pg_stat_statements_reset() IS NOT NULL AS t;
 CREATE TABLE cmp_a (id int PRIMARY KEY, v text, n numeric);
 CREATE TEMP TABLE cmp_t (x int);
@@ -62,6 +78,10 @@ EXECUTE cmp_p(5);
 EXECUTE cmp_p(6);
 EXECUTE cmp_p(7);
 DEALLOCATE cmp_p;
+PREPARE cmp_q AS SELECT 1;
+DEALLOCATE PREPARE cmp_q;
+PREPARE cmp_r AS SELECT 2;
+DEALLOCATE ALL;
 CREATE FUNCTION cmp_f(i int) RETURNS bigint LANGUAGE plpgsql AS $$
 BEGIN RETURN (SELECT count(*) FROM cmp_a WHERE id <= i); END $$;
 SELECT cmp_f(10);
@@ -103,15 +123,56 @@ cmp_ok(scalar(@rows), '>=', 25, 'the workload gave a meaningful number of entrie
 is($from_ours, $from_contrib,
 	'same queryids, texts, calls, plans, rows, block and WAL counters per entry');
 
-# and the same columns, in the same order, of the same types
+# Without track_utility, what a DO block or CALL runs is top-level on 15
+# and 16 and nested from 17 on: the same in both on each major.
+my $untracked = q{
+SELECT pg_stat_statements_reset() IS NOT NULL AS t;
+SET pg_stat_statements.track = 'top';
+SET pg_stat_statements.track_utility = off;
+DO $$ BEGIN PERFORM cmp_f(40); END $$;
+CREATE PROCEDURE cmp_proc() LANGUAGE plpgsql AS $$
+BEGIN PERFORM count(*) FROM cmp_a WHERE id < 7; END $$;
+CALL cmp_proc();
+SELECT count(*) FROM cmp_a WHERE id < 300;
+};
+foreach my $node ($contrib, $ours)
+{
+	$node->safe_psql('postgres', $untracked);
+}
+is( $ours->safe_psql('postgres', $report),
+	$contrib->safe_psql('postgres', $report),
+	'track_utility off: the same statements counted, top-level as in contrib');
+
+# the same columns, in the same order, of the same types; on 15 to 17
+# contrib's cluster has the drop-in's SQL objects too (contrib's scripts are
+# moved aside), so contrib's columns are read from its scripts there
 my $shape = q{
 SELECT string_agg(attname || ' ' || format_type(atttypid, atttypmod), ', ' ORDER BY attnum)
   FROM pg_attribute WHERE attrelid = 'pg_stat_statements'::regclass AND attnum > 0;
 };
-is($ours->safe_psql('postgres', $shape), $contrib->safe_psql('postgres', $shape),
-	'the view has the same shape');
+my $contrib_shape;
+if (defined $moved_to)
+{
+	my $o = 0;
+	my $values = join(', ',
+		map { sprintf("(%d, '%s', '%s')", ++$o, $_->[0], $_->[1]) }
+		  contrib_columns($moved_to));
+	$contrib_shape = $ours->safe_psql('postgres',
+		"SELECT string_agg(n || ' ' || format_type(t::regtype, NULL), ', ' ORDER BY o)"
+		  . " FROM (VALUES $values) v(o, n, t)");
+}
+else
+{
+	$contrib_shape = $contrib->safe_psql('postgres', $shape);
+}
+is($ours->safe_psql('postgres', $shape), $contrib_shape, "the view has contrib's shape");
+my $contrib_version =
+  defined $moved_to
+  ? (slurp_file("$moved_to/pg_stat_statements.control") =~ /^default_version = '([^']+)'/m)[0]
+  : $contrib->safe_psql('postgres',
+	"SELECT extversion FROM pg_extension WHERE extname = 'pg_stat_statements'");
 is( $ours->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'pg_stat_statements'"),
-	$contrib->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'pg_stat_statements'"),
+	$contrib_version,
 	'the same extension version');
 
 $contrib->stop;

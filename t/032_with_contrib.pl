@@ -2,24 +2,30 @@
 # both count, each in its own views, and the pg_stat_statements.* settings
 # stay contrib's.  In either order of shared_preload_libraries.
 #
-# Needs contrib's library itself, which the drop-in replaces on 15 to 17
-# (make install-dropin moves it aside); skipped there while it is installed.
+# Needs contrib's library, wherever the drop-in left it (on 15 to 17 it is
+# loaded from the drop-in's backup directory, see 030_contrib_common.pm);
+# skipped where it is not installed.
 use strict;
 use warnings FATAL => 'all';
 
+use FindBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my ($stdout, $stderr);
-IPC::Run::run([ 'pg_config', '--pkglibdir' ], '>', \$stdout);
-chomp(my $pkglibdir = $stdout);
-plan skip_all => "contrib's library is replaced by the drop-in here"
-  if -l "$pkglibdir/pg_stat_statements.so";
+BEGIN
+{
+	require "$FindBin::RealBin/030_contrib_common.pm";
+	ContribCommon->import;
+}
+
+my ($contrib_lib, $moved_to) = contrib_library();
+plan skip_all => "contrib's pg_stat_statements library is not installed"
+  unless defined $contrib_lib;
 
 my $n = 0;
-foreach my $order ('pg_stat_statements, pg_stat_statements_ng',
-	'pg_stat_statements_ng, pg_stat_statements')
+foreach my $order ("$contrib_lib, pg_stat_statements_ng",
+	"pg_stat_statements_ng, $contrib_lib")
 {
 	my $node = PostgreSQL::Test::Cluster->new('both' . ++$n);
 	$node->init;
@@ -28,6 +34,7 @@ foreach my $order ('pg_stat_statements, pg_stat_statements_ng',
 	$node->start;
 	$node->safe_psql('postgres',
 		'CREATE EXTENSION pg_stat_statements; CREATE EXTENSION pg_stat_statements_ng');
+	point_at_contrib($node, 'postgres', $contrib_lib) if defined $moved_to;
 	$node->safe_psql('postgres',
 		'SELECT pg_stat_statements_reset(); SELECT pg_stat_statements_ng_reset()');
 	$node->safe_psql('postgres', 'SELECT 1 AS both_count') for 1 .. 7;
