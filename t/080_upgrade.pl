@@ -62,7 +62,7 @@ sub ext_dump
 					|| format_type(a.atttypid, a.atttypmod), ', ' ORDER BY a.attnum)
 				FROM pg_attribute a
 				WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped)
-			|| ' definition=' || coalesce(regexp_replace(pg_get_viewdef(c.oid), '\s+', ' ', 'g'), '-')
+			|| ' definition=' || coalesce(regexp_replace(pg_get_viewdef(c.oid), '\\s+', ' ', 'g'), '-')
 		FROM m JOIN pg_class c ON m.classid = 'pg_class'::regclass AND c.oid = m.objid
 		UNION ALL
 		SELECT 'member ' || pg_describe_object(m.classid, m.objid, 0)
@@ -83,8 +83,8 @@ sub same_dump
 	my %e = map { $_ => 1 } split /\n/, $expected;
 	my %g = map { $_ => 1 } split /\n/, $got;
 	fail($name);
-	diag("only in the first: $_") for grep { !$e{$_} } split /\n/, $got;
-	diag("only in the second: $_") for grep { !$g{$_} } split /\n/, $expected;
+	diag("only in got: $_") for grep { !$e{$_} } split /\n/, $got;
+	diag("only in expected: $_") for grep { !$g{$_} } split /\n/, $expected;
 	return 0;
 }
 
