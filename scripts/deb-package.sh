@@ -179,9 +179,15 @@ check "extension version" "$(psql_ -c "SELECT extversion FROM pg_extension WHERE
 if dpkg_locked -i "$debdropin" >"$work/dpkg.log"; then ok "dpkg -i $(basename "$debdropin")"; else
 	cat "$work/dpkg.log"; notok "dpkg -i $(basename "$debdropin")"; fi
 dpkg -L "$dropin" >"$work/files-$dropin"
-ndiv=$(dpkg-divert --list "*" | grep -c "by $dropin\$")
-nfiles=$(grep -c -e "/pg_stat_statements\.so$" -e "/pg_stat_statements\.control$" -e "/pg_stat_statements--.*\.sql$" "$work/files-$dropin")
-check "every file the drop-in replaces is diverted" "$ndiv" "$nfiles"
+diverted() { dpkg-divert --list "*" | sed -n "s/^diversion of \([^ ]*\) to [^ ]* by $dropin\$/\1/p" | sort; }
+contrib_files() {
+	dpkg-query -L "$contrib_owner" | grep -E '/pg_stat_statements(\.so|\.control|--[0-9.-]+\.sql)$' | sort
+}
+check "every contrib file of pg_stat_statements is diverted" \
+	"$(comm -23 <(contrib_files) <(diverted) | tr '\n' ' ')" ""
+check "pg_stat_statements files in the extension directory: the drop-in's only" \
+	"$(ls /usr/share/postgresql/$v/extension/ | grep -E '^pg_stat_statements(\.control|--.*\.sql)$' | sort | tr '\n' ' ')" \
+	"$(sed -n "s,^/usr/share/postgresql/$v/extension/,,p" "$work/files-$dropin" | grep -E '^pg_stat_statements(\.control|--.*\.sql)$' | sort | tr '\n' ' ')"
 check "dpkg -V $contrib_owner unchanged with the drop-in (diverted files intact)" \
 	"$(dpkg -V "$contrib_owner" 2>&1)" "$verify_before"
 psql_ -c "CREATE EXTENSION pg_stat_statements" >/dev/null || notok "CREATE EXTENSION pg_stat_statements"
