@@ -12,8 +12,10 @@
 #    install against contrib's own fresh install of the same major, from
 #    contrib's files: on 18 those beside the drop-in (left in place), on 15 to
 #    17 those install-dropin moved into its backup directory, put back in a
-#    private copy of the installation (bin, share, lib) that a second node
-#    runs from, so the shared tree is not touched.
+#    private copy of the installation (bin, share, lib: links to the
+#    original files, real copies of the programs that locate their
+#    installation from their own path) that a second node runs from, so the
+#    shared tree is not touched.
 #
 # The comparison is a dump of each member of the extension: a function's
 # full signature with argument names and defaults, result type, kind,
@@ -26,7 +28,7 @@ use strict;
 use warnings FATAL => 'all';
 
 use File::Copy;
-use File::Path qw(make_path);
+use File::Path qw(make_path rmtree);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -287,16 +289,27 @@ sub private_contrib_install
 		(my $rel = $dir{$what}) =~ s{^\Q$prefix\E}{};
 		$copy{$what} = "$root$rel";
 		make_path($copy{$what} =~ s{/[^/]+$}{}r);
-		system('cp', '-a', $dir{$what}, $copy{$what}) == 0
-		  or die "cp -a $dir{$what} $copy{$what} failed";
+		# symbolic links to every file (cheap), then real copies of the
+		# programs that find their installation from their own path
+		system('cp', '-as', $dir{$what}, $copy{$what}) == 0
+		  or die "cp -as $dir{$what} $copy{$what} failed";
+	}
+	for my $prog (qw(postgres initdb pg_ctl pg_config))
+	{
+		unlink "$copy{bindir}/$prog";
+		copy("$dir{bindir}/$prog", "$copy{bindir}/$prog")
+		  or die "copy $prog: $!";
+		chmod 0755, "$copy{bindir}/$prog";
 	}
 	my $ext = "$copy{sharedir}/extension";
 	unlink "$ext/pg_stat_statements.control", glob("$ext/pg_stat_statements--*.sql"),
 	  "$copy{pkglibdir}/pg_stat_statements.so";
 	for my $f (glob("$ext/pg_stat_statements_contrib_backup/*"))
 	{
-		my $to = $f =~ /\.so$/ ? $copy{pkglibdir} : $ext;
+		my $to = ($f =~ /\.so$/ ? $copy{pkglibdir} : $ext) . '/' . ($f =~ s{.*/}{}r);
+		unlink $to;
 		copy($f, $to) or die "copy $f to $to: $!";
 	}
+	rmtree("$ext/pg_stat_statements_contrib_backup");
 	return $copy{bindir} =~ s{/bin$}{}r;
 }
