@@ -115,3 +115,17 @@ else
 endif
 
 .PHONY: install-dropin uninstall-dropin
+
+# ---- PGXN: make dist writes $(EXTENSION)-<version>.zip (version from
+# META.json) into DISTDIR, the committed tree at HEAD under a
+# $(EXTENSION)-<version>/ prefix, as PGXN expects
+
+DISTVERSION = $(shell sed -n 's/^   "version": "\(.*\)",$$/\1/p' $(srcdir)/META.json)
+DISTDIR ?= .
+
+dist:
+	git -C '$(srcdir)' archive --format=zip --prefix=$(EXTENSION)-$(DISTVERSION)/ \
+		-o '$(abspath $(DISTDIR))/$(EXTENSION)-$(DISTVERSION).zip' HEAD
+	@echo "$(abspath $(DISTDIR))/$(EXTENSION)-$(DISTVERSION).zip"
+
+.PHONY: dist

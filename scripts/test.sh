@@ -183,6 +183,24 @@ case " $PGSSNG_MAJORS " in *" 18 "*)
 	fi ;;
 esac
 
+# packaging (issue 16): the Debian packages on Debian's 15 (the script moves
+# aside a source build of ours it finds there and puts it back), and the PGXN
+# zip installed with pgxn into a copy of 18's tree
+run_packaging() {
+	local name=$1 script=$2 out
+	out=$(mktemp /tmp/pgssng-$name.XXXXXX)
+	log "$name (scripts/$script)"
+	if bash "$here/$script" >"$out" 2>&1; then
+		echo "ok - $name"; passed=$((passed + 1))
+	else
+		grep -E '^not ok' "$out"; tail -n 30 "$out"
+		echo "not ok - $name"; failed=$((failed + 1)); failures+=("$name")
+	fi
+	rm -f "$out"
+}
+case " $PGSSNG_MAJORS " in *" 15 "*) run_packaging debian-package deb-package.sh ;; esac
+case " $PGSSNG_MAJORS " in *" 18 "*) run_packaging pgxn-install pgxn-install.sh ;; esac
+
 if [ -s "$failure_report" ]; then
 	echo
 	cat "$failure_report"
