@@ -46,7 +46,35 @@ foreach my $order ('pg_stat_statements, pg_stat_statements_ng',
 		'1000', "$order: pg_stat_statements.max is contrib's setting");
 	is($node->safe_psql('postgres', 'SHOW pg_stat_statements_ng.max'),
 		'5000', "$order: ours is separate");
+
+	# utility statements: each library's hook passes the queryId on to the
+	# other, so both count every one of them, under the same queryid
+	$node->safe_psql('postgres', 'CREATE TABLE both_u (a int)');
+	$node->safe_psql('postgres', "SET work_mem = '4MB'") for 1 .. 3;
+	$node->safe_psql('postgres', 'BEGIN; SELECT 1 AS in_tx; COMMIT') for 1 .. 2;
+	$node->safe_psql('postgres', 'ANALYZE both_u') for 1 .. 4;
+	my $utility = q{
+SELECT string_agg(calls || ' ' || rows || ' ' || query, ', ' ORDER BY query)
+  FROM %s WHERE query IN ('CREATE TABLE both_u (a int)', 'SET work_mem = $1', 'BEGIN',
+                          'COMMIT', 'ANALYZE both_u')};
+	my $expected = '4 0 ANALYZE both_u, 2 0 BEGIN, 2 0 COMMIT, '
+	  . '1 0 CREATE TABLE both_u (a int), 3 0 SET work_mem = $1';
+	is($node->safe_psql('postgres', sprintf($utility, 'pg_stat_statements')),
+		$expected, "$order: contrib counts utility statements");
+	is($node->safe_psql('postgres', sprintf($utility, 'pg_stat_statements_ng')),
+		$expected, "$order: ours counts utility statements");
+	is( $node->safe_psql('postgres',
+			q{SELECT count(*) FROM pg_stat_statements a JOIN pg_stat_statements_ng b
+			   USING (queryid, toplevel)
+			   WHERE a.query IN ('CREATE TABLE both_u (a int)', 'SET work_mem = $1',
+			                     'BEGIN', 'COMMIT', 'ANALYZE both_u')
+			     AND a.calls = b.calls AND a.query = b.query}),
+		'5', "$order: under the same queryids");
+
 	$node->stop;
+	my $said = () = slurp_file($node->logfile) =~
+	  /contrib's pg_stat_statements library is preloaded as well/g;
+	is($said, 1, "$order: the log says once that contrib's library is loaded too");
 }
 
 done_testing();
