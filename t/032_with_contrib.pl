@@ -2,8 +2,10 @@
 # both count, each in its own views, and the pg_stat_statements.* settings
 # stay contrib's.  In either order of shared_preload_libraries.
 #
-# Needs contrib's library itself, which the drop-in replaces on 15 to 17
-# (make install-dropin moves it aside); skipped there while it is installed.
+# Needs contrib's library itself.  On 15 to 17, make install-dropin moves it
+# aside (into the backup directory): then it is preloaded from there by its
+# path, and read through a function created over it, since the extension
+# pg_stat_statements is the drop-in.
 use strict;
 use warnings FATAL => 'all';
 
@@ -14,33 +16,61 @@ use Test::More;
 my ($stdout, $stderr);
 IPC::Run::run([ 'pg_config', '--pkglibdir' ], '>', \$stdout);
 chomp(my $pkglibdir = $stdout);
-plan skip_all => "contrib's library is replaced by the drop-in here"
-  if -l "$pkglibdir/pg_stat_statements.so";
+IPC::Run::run([ 'pg_config', '--sharedir' ], '>', \$stdout);
+chomp(my $share = $stdout);
+
+# how shared_preload_libraries names contrib's library, and contrib's view
+my $lib = 'pg_stat_statements';
+my $view = 'pg_stat_statements';
+if (-l "$pkglibdir/pg_stat_statements.so")
+{
+	$lib = "$share/extension/pg_stat_statements_contrib_backup/pg_stat_statements.so";
+	plan skip_all => "contrib's library is neither in place nor in $lib"
+	  unless -f $lib;
+	$view = 'contrib_pgss';
+}
 
 my $n = 0;
-foreach my $order ('pg_stat_statements, pg_stat_statements_ng',
-	'pg_stat_statements_ng, pg_stat_statements')
+foreach my $order ("$lib, pg_stat_statements_ng", "pg_stat_statements_ng, $lib")
 {
 	my $node = PostgreSQL::Test::Cluster->new('both' . ++$n);
+	# utility statements' constants are normalized from 16 on
+	my $set =
+	  $node->pg_version->major >= 16 ? 'SET work_mem = $1' : q{SET work_mem = ''4MB''};
 	$node->init;
 	$node->append_conf('postgresql.conf',
 		"shared_preload_libraries = '$order'\npg_stat_statements.max = 1000\n");
 	$node->start;
 	$node->safe_psql('postgres',
 		'CREATE EXTENSION pg_stat_statements; CREATE EXTENSION pg_stat_statements_ng');
+	if ($view ne 'pg_stat_statements')
+	{
+		# contrib's function over contrib's library, as the drop-in's is over ours
+		$node->safe_psql(
+			'postgres', qq{
+DO \$\$
+DECLARE def text := pg_get_functiondef('pg_stat_statements(boolean)'::regprocedure);
+BEGIN
+  def := replace(def, '.pg_stat_statements(', '.contrib_pgss_f(');
+  def := replace(def, '\$libdir/pg_stat_statements', '$lib');
+  EXECUTE def;
+END \$\$;
+CREATE VIEW contrib_pgss AS SELECT * FROM contrib_pgss_f(true);
+});
+	}
 	$node->safe_psql('postgres',
 		'SELECT pg_stat_statements_reset(); SELECT pg_stat_statements_ng_reset()');
 	$node->safe_psql('postgres', 'SELECT 1 AS both_count') for 1 .. 7;
 
 	is( $node->safe_psql('postgres',
-			q{SELECT calls FROM pg_stat_statements WHERE query = 'SELECT $1 AS both_count'}),
+			qq{SELECT calls FROM $view WHERE query = 'SELECT \$1 AS both_count'}),
 		'7', "$order: contrib counts");
 	is( $node->safe_psql('postgres',
 			q{SELECT calls FROM pg_stat_statements_ng WHERE query = 'SELECT $1 AS both_count'}),
 		'7', "$order: ours counts");
 	is( $node->safe_psql('postgres',
-			q{SELECT a.queryid = b.queryid FROM pg_stat_statements a, pg_stat_statements_ng b
-			   WHERE a.query = 'SELECT $1 AS both_count' AND b.query = a.query}),
+			qq{SELECT a.queryid = b.queryid FROM $view a, pg_stat_statements_ng b
+			   WHERE a.query = 'SELECT \$1 AS both_count' AND b.query = a.query}),
 		't', "$order: the same queryid");
 	is($node->safe_psql('postgres', 'SHOW pg_stat_statements.max'),
 		'1000', "$order: pg_stat_statements.max is contrib's setting");
@@ -53,20 +83,21 @@ foreach my $order ('pg_stat_statements, pg_stat_statements_ng',
 	$node->safe_psql('postgres', "SET work_mem = '4MB'") for 1 .. 3;
 	$node->safe_psql('postgres', 'BEGIN; SELECT 1 AS in_tx; COMMIT') for 1 .. 2;
 	$node->safe_psql('postgres', 'ANALYZE both_u') for 1 .. 4;
-	my $utility = q{
+	my $utility = qq{
 SELECT string_agg(calls || ' ' || rows || ' ' || query, ', ' ORDER BY query)
-  FROM %s WHERE query IN ('CREATE TABLE both_u (a int)', 'SET work_mem = $1', 'BEGIN',
+  FROM %s WHERE query IN ('CREATE TABLE both_u (a int)', '$set', 'BEGIN',
                           'COMMIT', 'ANALYZE both_u')};
+	(my $set_text = $set) =~ s/''/'/g;
 	my $expected = '4 0 ANALYZE both_u, 2 0 BEGIN, 2 0 COMMIT, '
-	  . '1 0 CREATE TABLE both_u (a int), 3 0 SET work_mem = $1';
-	is($node->safe_psql('postgres', sprintf($utility, 'pg_stat_statements')),
+	  . "1 0 CREATE TABLE both_u (a int), 3 0 $set_text";
+	is($node->safe_psql('postgres', sprintf($utility, $view)),
 		$expected, "$order: contrib counts utility statements");
 	is($node->safe_psql('postgres', sprintf($utility, 'pg_stat_statements_ng')),
 		$expected, "$order: ours counts utility statements");
 	is( $node->safe_psql('postgres',
-			q{SELECT count(*) FROM pg_stat_statements a JOIN pg_stat_statements_ng b
+			qq{SELECT count(*) FROM $view a JOIN pg_stat_statements_ng b
 			   USING (queryid, toplevel)
-			   WHERE a.query IN ('CREATE TABLE both_u (a int)', 'SET work_mem = $1',
+			   WHERE a.query IN ('CREATE TABLE both_u (a int)', '$set',
 			                     'BEGIN', 'COMMIT', 'ANALYZE both_u')
 			     AND a.calls = b.calls AND a.query = b.query}),
 		'5', "$order: under the same queryids");
