@@ -34,9 +34,9 @@ my $n = 0;
 foreach my $order ("$lib, pg_stat_statements_ng", "pg_stat_statements_ng, $lib")
 {
 	my $node = PostgreSQL::Test::Cluster->new('both' . ++$n);
-	# utility statements' constants are normalized from 16 on
+	# SET's constant is normalized from 18 on
 	my $set =
-	  $node->pg_version->major >= 16 ? 'SET work_mem = $1' : q{SET work_mem = ''4MB''};
+	  $node->pg_version->major >= 18 ? 'SET work_mem = $1' : q{SET work_mem = ''4MB''};
 	$node->init;
 	$node->append_conf('postgresql.conf',
 		"shared_preload_libraries = '$order'\npg_stat_statements.max = 1000\n");
