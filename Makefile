@@ -44,7 +44,7 @@ include $(PGXS)
 # the drop-in goes to a directory of its own and contrib's files stay.
 
 PGSS_DROPIN_VERSION = $(if $(filter 15 16,$(MAJORVERSION)),1.10,$(if $(filter 17,$(MAJORVERSION)),1.11,1.12))
-PGSS_DROPIN_STEPS_1.10 = 1.4--1.5 1.5--1.6 1.6--1.7 1.7--1.8 1.8--1.9 1.9--1.10
+PGSS_DROPIN_STEPS_1.10 = 1.0--1.1 1.1--1.2 1.2--1.3 1.3--1.4 1.4--1.5 1.5--1.6 1.6--1.7 1.7--1.8 1.8--1.9 1.9--1.10
 PGSS_DROPIN_STEPS_1.11 = $(PGSS_DROPIN_STEPS_1.10) 1.10--1.11
 PGSS_DROPIN_STEPS_1.12 = $(PGSS_DROPIN_STEPS_1.11) 1.11--1.12
 PGSS_DROPIN_FILES = dropin/pg_stat_statements--1.4.sql \

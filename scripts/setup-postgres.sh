@@ -18,7 +18,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 need_apt=0
 for pkg in postgresql-15 postgresql-server-dev-15 postgresql-contrib bison flex \
 	libipc-run-perl zlib1g-dev pkg-config make gcc \
-	postgresql-15-pg-stat-kcache postgresql-15-powa; do
+	postgresql-15-pg-stat-kcache postgresql-15-powa prometheus-postgres-exporter; do
 	dpkg -s "$pkg" >/dev/null 2>&1 || need_apt=1
 done
 # deb-src entries for the newer suites, on the URI of the machine's own Debian
@@ -62,7 +62,12 @@ if [ "$need_apt" = 1 ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 		postgresql-15 postgresql-server-dev-15 postgresql-contrib bison flex \
 		libipc-run-perl zlib1g-dev pkg-config make gcc \
-		postgresql-15-pg-stat-kcache postgresql-15-powa >/dev/null
+		postgresql-15-pg-stat-kcache postgresql-15-powa prometheus-postgres-exporter >/dev/null
+fi
+# the exporter's package may start its service (on every address, for no
+# server): the tests run their own, on 127.0.0.1
+if [ -x /etc/init.d/prometheus-postgres-exporter ]; then
+	/etc/init.d/prometheus-postgres-exporter stop >/dev/null 2>&1 || true
 fi
 # Debian starts a cluster on install; the tests run their own.
 if command -v pg_lsclusters >/dev/null && pg_lsclusters -h 2>/dev/null | grep -q online; then

@@ -71,6 +71,17 @@ run_major() {
 	else
 		crc=1
 	fi
+	# the harness itself: an altered expected file must make it fail
+	local first
+	first=$(grep -m1 -oE '^(not )?ok 1 - [a-z_]+' "$scratch/contrib.log" | sed 's/.* - //')
+	if [ -n "$first" ] &&
+		! bash "$here/contrib-regress.sh" "$major" --alter-expected "$first" >"$scratch/contrib-harness.log" 2>&1 &&
+		grep -q "^not ok 1 - $first\$" "$scratch/contrib-harness.log"; then
+		echo "ok - contrib-regress.sh fails on an altered expected file ($major, $first)" >>"$scratch/contrib.log"
+	else
+		echo "not ok - contrib-regress.sh did not fail on an altered expected file ($major)" >>"$scratch/contrib.log"
+		crc=1
+	fi
 	cat "$scratch/contrib.log"
 	make -C "$scratch" PG_CONFIG="$pgc" uninstall-dropin >>"$scratch/build.log" 2>&1 ||
 		{ echo "not ok - uninstall-dropin on $major"; failed=$((failed + 1)); }

@@ -23,6 +23,7 @@
 #include "storage/lwlock.h"
 #include "storage/proc.h"
 #include "tcop/utility.h"
+#include "utils/guc.h"
 
 #if PG_VERSION_NUM < 150000
 #error "pg_stat_statements_ng requires PostgreSQL 15 or later"
@@ -176,5 +177,53 @@ ng_register_tranche_compat(int tranche_id, const char *name)
 #define NG_LOC_SQUASHED(loc)		false
 #define NG_LOC_EXTERN_PARAM(loc)	false
 #endif
+
+/*
+ * Rows of a statement: from 16 on, es_processed counts only the last
+ * ExecutorRun (one FETCH of a cursor) and es_total_processed all of them.
+ */
+#if PG_VERSION_NUM >= 160000
+#define NG_ROWS_PROCESSED(estate)	((estate)->es_total_processed)
+#else
+#define NG_ROWS_PROCESSED(estate)	((estate)->es_processed)
+#endif
+
+/*
+ * The queryId parse analysis gives a utility statement: until 15 a hash of
+ * its text, from 16 on a jumble of its parse tree.  JumbleQuery computes
+ * either from a Query that holds only what analysis puts into a utility
+ * statement's Query.
+ */
+static inline uint64
+ng_utility_queryid_compat(PlannedStmt *pstmt, const char *query_string)
+{
+	Query	   *query = makeNode(Query);
+	uint64		queryid;
+
+	query->commandType = CMD_UTILITY;
+	query->utilityStmt = pstmt->utilityStmt;
+	query->stmt_location = pstmt->stmt_location;
+	query->stmt_len = pstmt->stmt_len;
+	query->canSetTag = true;
+#if PG_VERSION_NUM >= 160000
+	(void) JumbleQuery(query);
+#else
+	(void) JumbleQuery(query, query_string);
+#endif
+	queryid = query->queryId;
+	pfree(query);
+	return queryid;
+}
+
+/* ---- a GUC check hook's "extra": malloc until 15, guc_malloc from 16 ---- */
+static inline void *
+ng_guc_malloc_compat(size_t size)
+{
+#if PG_VERSION_NUM >= 160000
+	return guc_malloc(LOG, size);
+#else
+	return malloc(size);
+#endif
+}
 
 #endif							/* PGSSNG_COMPAT_H */

@@ -25,6 +25,8 @@
 
 #include "pg_stat_statements_ng.h"
 
+PG_FUNCTION_INFO_V1(pg_stat_statements);
+PG_FUNCTION_INFO_V1(pg_stat_statements_1_2);
 PG_FUNCTION_INFO_V1(pg_stat_statements_1_3);
 PG_FUNCTION_INFO_V1(pg_stat_statements_1_8);
 PG_FUNCTION_INFO_V1(pg_stat_statements_1_9);
@@ -35,6 +37,29 @@ PG_FUNCTION_INFO_V1(pg_stat_statements_reset);
 PG_FUNCTION_INFO_V1(pg_stat_statements_reset_1_7);
 PG_FUNCTION_INFO_V1(pg_stat_statements_reset_1_11);
 PG_FUNCTION_INFO_V1(pg_stat_statements_info);
+
+/*
+ * pg_stat_statements(): 1.0 and 1.1, no showtext argument; which of the two
+ * shapes is asked for is told by the column count, as contrib does.
+ */
+Datum
+pg_stat_statements(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+
+	ng_check_loaded();
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	return ng_sql_statements(fcinfo,
+							 tupdesc->natts == 14 ? NG_API_PGSS_1_0 : NG_API_PGSS_1_1,
+							 true);
+}
+
+Datum
+pg_stat_statements_1_2(PG_FUNCTION_ARGS)
+{
+	return ng_sql_statements(fcinfo, NG_API_PGSS_1_2, PG_GETARG_BOOL(0));
+}
 
 Datum
 pg_stat_statements_1_3(PG_FUNCTION_ARGS)

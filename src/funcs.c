@@ -62,6 +62,12 @@ api_columns(NgApi api)
 {
 	switch (api)
 	{
+		case NG_API_PGSS_1_0:
+			return 14;
+		case NG_API_PGSS_1_1:
+			return 18;
+		case NG_API_PGSS_1_2:
+			return 19;
 		case NG_API_PGSS_1_3:
 			return 23;
 		case NG_API_PGSS_1_8:
@@ -85,9 +91,11 @@ api_columns(NgApi api)
 /*
  * emit_row
  *		Turn a row into a tuple of the given API version's shape.  Each
- *		version adds columns to the one before (1.11 renamed blk_*_time to
- *		shared_blk_*_time, same values); our own 1.0 is pg_stat_statements
- *		1.12's shape.  Columns this major cannot fill are NULL.
+ *		version adds columns to the one before (1.1 the dirtied blocks and
+ *		I/O times, 1.2 queryid, 1.3 min/max/mean/stddev; 1.11 renamed
+ *		blk_*_time to shared_blk_*_time, same values); our own 1.0 is
+ *		pg_stat_statements 1.12's shape.  Columns this major cannot fill are
+ *		NULL.
  */
 static void
 emit_row(ReturnSetInfo *rsinfo, const NgRow *row, NgApi api, bool showtext,
@@ -110,10 +118,13 @@ emit_row(ReturnSetInfo *rsinfo, const NgRow *row, NgApi api, bool showtext,
 	values[i++] = ObjectIdGetDatum(row->key.dbid);
 	if (api >= NG_API_PGSS_1_9)
 		values[i++] = BoolGetDatum(row->key.toplevel);
-	if (visible)
-		values[i++] = Int64GetDatumFast((int64) row->key.queryid);
-	else
-		nulls[i++] = true;
+	if (api >= NG_API_PGSS_1_2)
+	{
+		if (visible)
+			values[i++] = Int64GetDatumFast((int64) row->key.queryid);
+		else
+			nulls[i++] = true;
+	}
 
 	if (!visible)
 		values[i++] = CStringGetTextDatum("<insufficient privilege>");
@@ -137,6 +148,9 @@ emit_row(ReturnSetInfo *rsinfo, const NgRow *row, NgApi api, bool showtext,
 			continue;
 		values[i++] = Int64GetDatumFast(c->calls[kind]);
 		values[i++] = Float8GetDatumFast(c->total_time[kind]);
+		/* before 1.3, calls and total time only */
+		if (api < NG_API_PGSS_1_3)
+			continue;
 		values[i++] = Float8GetDatumFast(have_minmax ? c->min_time[kind] : 0.0);
 		values[i++] = Float8GetDatumFast(have_minmax ? c->max_time[kind] : 0.0);
 		values[i++] = Float8GetDatumFast(c->calls[kind] > 0 ? c->mean_time[kind] : 0.0);
@@ -145,16 +159,21 @@ emit_row(ReturnSetInfo *rsinfo, const NgRow *row, NgApi api, bool showtext,
 	values[i++] = Int64GetDatumFast(c->rows);
 	values[i++] = Int64GetDatumFast(c->shared_blks_hit);
 	values[i++] = Int64GetDatumFast(c->shared_blks_read);
-	values[i++] = Int64GetDatumFast(c->shared_blks_dirtied);
+	if (api >= NG_API_PGSS_1_1)
+		values[i++] = Int64GetDatumFast(c->shared_blks_dirtied);
 	values[i++] = Int64GetDatumFast(c->shared_blks_written);
 	values[i++] = Int64GetDatumFast(c->local_blks_hit);
 	values[i++] = Int64GetDatumFast(c->local_blks_read);
-	values[i++] = Int64GetDatumFast(c->local_blks_dirtied);
+	if (api >= NG_API_PGSS_1_1)
+		values[i++] = Int64GetDatumFast(c->local_blks_dirtied);
 	values[i++] = Int64GetDatumFast(c->local_blks_written);
 	values[i++] = Int64GetDatumFast(c->temp_blks_read);
 	values[i++] = Int64GetDatumFast(c->temp_blks_written);
-	values[i++] = Float8GetDatumFast(c->shared_blk_read_time);
-	values[i++] = Float8GetDatumFast(c->shared_blk_write_time);
+	if (api >= NG_API_PGSS_1_1)
+	{
+		values[i++] = Float8GetDatumFast(c->shared_blk_read_time);
+		values[i++] = Float8GetDatumFast(c->shared_blk_write_time);
+	}
 	if (api >= NG_API_PGSS_1_11)
 	{
 		values[i] = Float8GetDatumFast(c->local_blk_read_time);

@@ -6,19 +6,29 @@
  * Why a file of its own: names, ranges, defaults and reload behaviour are a
  * user-facing contract; keeping them together keeps the README honest.
  *
- * Aliases.  When our library stands in for contrib's (the drop-in), the
+ * contrib's names.  Unless contrib's own library is preloaded too, the
  * names pg_stat_statements.max, .track, .track_utility, .track_planning and
- * .save are accepted too, so that configuration files and tools written for
- * contrib keep working.  An alias is a setting of its own (GUC requires each
- * to have its own variable) whose assign hook copies the value into ours,
- * and ours copy theirs back, so that both names always show the value in
- * effect.  When a configuration file sets both names (to different values),
- * the alias wins at server start; afterwards, the last one applied wins.  No aliases are defined when contrib's library is
- * preloaded as well: the names are then contrib's.
+ * .save are ours as well, so that a configuration written for contrib keeps
+ * working unchanged: after make install-dropin, the name pg_stat_statements
+ * in shared_preload_libraries loads our library (a symbolic link to it).
+ * Which library that name loads is decided by file identity, as the server
+ * resolves it (dynamic_library_path, $libdir), not by the name.  When it is
+ * contrib's own file, the names are contrib's and we log that once.
+ *
+ * Each name is a GUC of its own (GUC requires its own variable).  The value
+ * in effect is the one from the stronger source (a SET beats the
+ * configuration file, which beats the default); between two values from the
+ * same source, contrib's name wins, at start and at every reload alike.
+ * SHOW and pg_settings show the value in effect under both names, each with
+ * its own source.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "miscadmin.h"
 #include "utils/guc.h"
@@ -26,6 +36,7 @@
 
 #include "pg_stat_statements_ng.h"
 
+/* the values in effect, read by the extension (set by the assign hooks) */
 int			ng_max = 5000;
 int			ng_track = NG_TRACK_TOP;
 bool		ng_track_utility = true;
@@ -35,13 +46,41 @@ int			ng_query_text_memory_kb = 64 * 1024;
 int			ng_slots_per_backend = 64;
 double		ng_sample_rate = 1.0;
 
-/* the aliases' own variables, kept equal to ours once defined */
+/*
+ * A setting with two names.  Each name is a GUC of its own with its own
+ * variable; the value in effect is the one set from the stronger source
+ * (GUC's order: default < configuration file < ... < SET), and between two
+ * values from the same source, the one under contrib's name.  The check
+ * hooks hand each value's source to the assign hooks (through "extra", so
+ * that GUC keeps it with the value: a RESET or a rolled back SET brings the
+ * source back with the value), the assign hooks recompute the variable the
+ * extension reads, and the show hooks show it under both names.
+ */
+typedef struct NgTwin
+{
+	const char *const *names;	/* enum labels, or NULL */
+	int			value[2];		/* [0] our name, [1] contrib's */
+	GucSource	source[2];
+	int			effective;
+} NgTwin;
+
+/* the GUCs' own variables, never read by the extension */
+static int	guc_max[2] = {5000, 5000};
+static int	guc_track[2] = {NG_TRACK_TOP, NG_TRACK_TOP};
+static bool guc_track_utility[2] = {true, true};
+static bool guc_track_planning[2];
+static bool guc_save[2] = {true, true};
+
+static const char *const track_names[] = {"none", "top", "all"};
+
+static NgTwin twin_max = {NULL, {5000, 5000}, {PGC_S_DEFAULT, PGC_S_DEFAULT}, 5000};
+static NgTwin twin_track = {track_names, {NG_TRACK_TOP, NG_TRACK_TOP}, {PGC_S_DEFAULT, PGC_S_DEFAULT}, NG_TRACK_TOP};
+static NgTwin twin_track_utility = {NULL, {1, 1}, {PGC_S_DEFAULT, PGC_S_DEFAULT}, 1};
+static NgTwin twin_track_planning = {NULL, {0, 0}, {PGC_S_DEFAULT, PGC_S_DEFAULT}, 0};
+static NgTwin twin_save = {NULL, {1, 1}, {PGC_S_DEFAULT, PGC_S_DEFAULT}, 1};
+
+/* contrib's names are defined (as ours), and not contrib's own */
 static bool aliases_defined = false;
-static int	alias_max = 5000;
-static int	alias_track = NG_TRACK_TOP;
-static bool alias_track_utility = true;
-static bool alias_track_planning = false;
-static bool alias_save = true;
 
 static const struct config_enum_entry track_options[] = {
 	{"none", NG_TRACK_NONE, false},
@@ -50,50 +89,146 @@ static const struct config_enum_entry track_options[] = {
 	{NULL, 0, false}
 };
 
-/*
- * Assign hooks: a change under either name sets both variables.  Ours only
- * touch the alias once it exists (GUC checks that a variable still holds
- * its boot value when it is defined).
- */
-#define NG_TWIN_INT_HOOKS(name, ours, alias) \
-static void \
-assign_##name(int newval, void *extra) \
-{ \
-	if (aliases_defined) \
-		alias = newval; \
-} \
-static void \
-assign_alias_##name(int newval, void *extra) \
-{ \
-	if (aliases_defined) \
-		ours = newval; \
-}
-#define NG_TWIN_BOOL_HOOKS(name, ours, alias) \
-static void \
-assign_##name(bool newval, void *extra) \
-{ \
-	if (aliases_defined) \
-		alias = newval; \
-} \
-static void \
-assign_alias_##name(bool newval, void *extra) \
-{ \
-	if (aliases_defined) \
-		ours = newval; \
+/* keep the source of a value with it, as its "extra" */
+static bool
+twin_keep_source(void **extra, GucSource source)
+{
+	GucSource  *kept = ng_guc_malloc_compat(sizeof(GucSource));
+
+	if (kept == NULL)
+		return false;
+	*kept = source;
+	*extra = kept;
+	return true;
 }
 
-NG_TWIN_INT_HOOKS(max, ng_max, alias_max)
-NG_TWIN_INT_HOOKS(track, ng_track, alias_track)
-NG_TWIN_BOOL_HOOKS(track_utility, ng_track_utility, alias_track_utility)
-NG_TWIN_BOOL_HOOKS(track_planning, ng_track_planning, alias_track_planning)
-NG_TWIN_BOOL_HOOKS(save, ng_save, alias_save)
+static bool
+twin_check_int(int *newval, void **extra, GucSource source)
+{
+	return twin_keep_source(extra, source);
+}
+
+static bool
+twin_check_bool(bool *newval, void **extra, GucSource source)
+{
+	return twin_keep_source(extra, source);
+}
+
+/* one name's value changes: recompute the value in effect */
+static void
+twin_assign(NgTwin *twin, int which, int newval, void *extra)
+{
+	twin->value[which] = newval;
+	twin->source[which] = extra ? *(GucSource *) extra : PGC_S_DEFAULT;
+	if (aliases_defined && twin->source[1] >= twin->source[0])
+		twin->effective = twin->value[1];
+	else
+		twin->effective = twin->value[0];
+}
+
+static const char *
+twin_show(NgTwin *twin, bool is_bool)
+{
+	static char buf[32];
+
+	if (twin->names)
+		return twin->names[twin->effective];
+	if (is_bool)
+		return twin->effective ? "on" : "off";
+	snprintf(buf, sizeof(buf), "%d", twin->effective);
+	return buf;
+}
+
+#define NG_TWIN_HOOKS(name, type, effvar, is_bool) \
+static void \
+assign_##name##_0(type newval, void *extra) \
+{ \
+	twin_assign(&twin_##name, 0, (int) newval, extra); \
+	effvar = (type) twin_##name.effective; \
+} \
+static void \
+assign_##name##_1(type newval, void *extra) \
+{ \
+	twin_assign(&twin_##name, 1, (int) newval, extra); \
+	effvar = (type) twin_##name.effective; \
+} \
+static const char * \
+show_##name(void) \
+{ \
+	return twin_show(&twin_##name, is_bool); \
+}
+
+NG_TWIN_HOOKS(max, int, ng_max, false)
+NG_TWIN_HOOKS(track, int, ng_track, false)
+NG_TWIN_HOOKS(track_utility, bool, ng_track_utility, true)
+NG_TWIN_HOOKS(track_planning, bool, ng_track_planning, true)
+NG_TWIN_HOOKS(save, bool, ng_save, true)
+
+/*
+ * same_file
+ *		Do the two paths name the same file (after symbolic links)?
+ */
+static bool
+same_file(const char *a, const char *b)
+{
+	struct stat sa;
+	struct stat sb;
+
+	if (stat(a, &sa) != 0 || stat(b, &sb) != 0)
+		return false;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/*
+ * resolve_library
+ *		The file the server loads for a shared_preload_libraries entry, or
+ *		NULL: as the server resolves it, a name without a directory through
+ *		dynamic_library_path, first as written, then with the shared library
+ *		suffix; a path with "$libdir" standing for the library directory.
+ */
+static char *
+resolve_library(const char *name)
+{
+	bool		have_slash = first_dir_separator(name) != NULL;
+
+	for (int suffix = 0; suffix < 2; suffix++)
+	{
+		char	   *file = suffix ? psprintf("%s%s", name, DLSUFFIX) : pstrdup(name);
+		char	   *path;
+		char	   *piece;
+
+		if (have_slash)
+		{
+			if (strncmp(file, "$libdir", 7) == 0)
+				path = psprintf("%s%s", pkglib_path, file + 7);
+			else
+				path = pstrdup(file);
+			if (access(path, F_OK) == 0)
+				return path;
+			continue;
+		}
+		path = pstrdup(Dynamic_library_path);
+		for (piece = strtok(path, ":"); piece != NULL; piece = strtok(NULL, ":"))
+		{
+			char	   *full;
+
+			if (strncmp(piece, "$libdir", 7) == 0)
+				full = psprintf("%s%s/%s", pkglib_path, piece + 7, file);
+			else
+				full = psprintf("%s/%s", piece, file);
+			if (is_absolute_path(full) && access(full, F_OK) == 0)
+				return full;
+		}
+	}
+	return NULL;
+}
 
 /*
  * contrib_preloaded
- *		Is contrib's pg_stat_statements in shared_preload_libraries too?
- *		Named as the server would load it: by name, or by a path (absolute
- *		or from $libdir) whose last component is pg_stat_statements, with or
- *		without the library suffix.
+ *		Is contrib's own pg_stat_statements library in shared_preload_libraries
+ *		too?  Decided by what the entry named pg_stat_statements resolves to:
+ *		after the drop-in is installed that name is our own library (a
+ *		symbolic link to it), and then the names are ours to honor.
  */
 static bool
 contrib_preloaded(void)
@@ -101,8 +236,11 @@ contrib_preloaded(void)
 	char	   *copy = pstrdup(shared_preload_libraries_string);
 	List	   *names;
 	ListCell   *lc;
+	Dl_info		self;
 	bool		found = false;
 
+	if (dladdr((void *) ng_define_gucs, &self) == 0 || self.dli_fname == NULL)
+		self.dli_fname = NULL;
 	/* split as the server does to load them: paths are not truncated */
 	if (!SplitDirectoriesString(copy, ',', &names))
 		return false;
@@ -110,10 +248,15 @@ contrib_preloaded(void)
 	{
 		const char *name = (const char *) lfirst(lc);
 		const char *base = last_dir_separator(name);
+		char	   *file;
 
 		base = base ? base + 1 : name;
-		if (strcmp(base, "pg_stat_statements") == 0 ||
-			strcmp(base, "pg_stat_statements" DLSUFFIX) == 0)
+		if (strcmp(base, "pg_stat_statements") != 0 &&
+			strcmp(base, "pg_stat_statements" DLSUFFIX) != 0)
+			continue;
+		file = resolve_library(name);
+		if (file != NULL &&
+			(self.dli_fname == NULL || !same_file(file, self.dli_fname)))
 			found = true;
 	}
 	list_free_deep(names);
@@ -129,59 +272,60 @@ contrib_preloaded(void)
 static void
 define_settings(const char *prefix, bool alias)
 {
-	const char *note = alias ? " (an alias of pg_stat_statements_ng's setting)" : "";
+	const char *note = alias ? " (pg_stat_statements_ng's setting under contrib's name)" : "";
+	int			i = alias ? 1 : 0;
 
 	DefineCustomIntVariable(psprintf("%s.max", prefix),
 							psprintf("Sets the maximum number of statements tracked%s.", note),
 							"Takes effect on reload: lowering it evicts entries down to the new value.",
-							alias ? &alias_max : &ng_max,
+							&guc_max[i],
 							5000,
 							100,
 							INT_MAX / 2,
 							PGC_SIGHUP,
 							0,
-							NULL, alias ? assign_alias_max : assign_max, NULL);
+							twin_check_int, alias ? assign_max_1 : assign_max_0, show_max);
 
 	DefineCustomEnumVariable(psprintf("%s.track", prefix),
 							 psprintf("Selects which statements are tracked%s.", note),
 							 NULL,
-							 alias ? &alias_track : &ng_track,
+							 &guc_track[i],
 							 NG_TRACK_TOP,
 							 track_options,
 							 PGC_SUSET,
 							 0,
-							 NULL, alias ? assign_alias_track : assign_track, NULL);
+							 twin_check_int, alias ? assign_track_1 : assign_track_0, show_track);
 
 	DefineCustomBoolVariable(psprintf("%s.track_utility", prefix),
 							 psprintf("Selects whether utility commands are tracked%s.", note),
 							 NULL,
-							 alias ? &alias_track_utility : &ng_track_utility,
+							 &guc_track_utility[i],
 							 true,
 							 PGC_SUSET,
 							 0,
-							 NULL,
-							 alias ? assign_alias_track_utility : assign_track_utility,
-							 NULL);
+							 twin_check_bool,
+							 alias ? assign_track_utility_1 : assign_track_utility_0,
+							 show_track_utility);
 
 	DefineCustomBoolVariable(psprintf("%s.track_planning", prefix),
 							 psprintf("Selects whether planning duration is tracked%s.", note),
 							 NULL,
-							 alias ? &alias_track_planning : &ng_track_planning,
+							 &guc_track_planning[i],
 							 false,
 							 PGC_SUSET,
 							 0,
-							 NULL,
-							 alias ? assign_alias_track_planning : assign_track_planning,
-							 NULL);
+							 twin_check_bool,
+							 alias ? assign_track_planning_1 : assign_track_planning_0,
+							 show_track_planning);
 
 	DefineCustomBoolVariable(psprintf("%s.save", prefix),
 							 psprintf("Save statistics across server shutdowns%s.", note),
 							 NULL,
-							 alias ? &alias_save : &ng_save,
+							 &guc_save[i],
 							 true,
 							 PGC_SIGHUP,
 							 0,
-							 NULL, alias ? assign_alias_save : assign_save, NULL);
+							 twin_check_bool, alias ? assign_save_1 : assign_save_0, show_save);
 }
 
 /*
@@ -230,23 +374,13 @@ ng_define_gucs(void)
 
 	if (!contrib_preloaded())
 	{
-		define_settings("pg_stat_statements", true);
-
-		/*
-		 * While an alias is defined, GUC assigns it its boot value and then
-		 * any value the configuration gave it; neither has reached ours yet.
-		 * An alias that holds other than its boot value was set: it wins.
-		 * Otherwise it takes the value of ours.
-		 */
-#define NG_RECONCILE(alias, ours, boot) \
-		do { if ((alias) != (boot)) (ours) = (alias); else (alias) = (ours); } while (0)
-		NG_RECONCILE(alias_max, ng_max, 5000);
-		NG_RECONCILE(alias_track, ng_track, NG_TRACK_TOP);
-		NG_RECONCILE(alias_track_utility, ng_track_utility, true);
-		NG_RECONCILE(alias_track_planning, ng_track_planning, false);
-		NG_RECONCILE(alias_save, ng_save, true);
-#undef NG_RECONCILE
+		/* from here on, contrib's names count in the value in effect */
 		aliases_defined = true;
+		define_settings("pg_stat_statements", true);
 		MarkGUCPrefixReserved("pg_stat_statements");
 	}
+	else
+		ereport(LOG,
+				(errmsg("pg_stat_statements_ng: contrib's pg_stat_statements library is preloaded as well"),
+				 errdetail("The pg_stat_statements.* settings are contrib's; pg_stat_statements_ng uses only its own.")));
 }

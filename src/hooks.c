@@ -342,7 +342,7 @@ ng_ExecutorEnd(QueryDesc *queryDesc)
 
 		sample.kind = NG_EXEC;
 		sample.time = queryDesc->totaltime->total * 1000.0;
-		sample.rows = estate->es_processed;
+		sample.rows = NG_ROWS_PROCESSED(estate);
 		sample.bufusage = &queryDesc->totaltime->bufusage;
 		sample.walusage = &queryDesc->totaltime->walusage;
 		sample.jitusage = estate->es_jit ? &estate->es_jit->instr : NULL;
@@ -379,12 +379,16 @@ ng_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	WalUsage	walusage_start;
 
 	/*
-	 * The statement is measured here as a whole; keep the executor hooks from
-	 * counting an optimizable statement inside it (EXPLAIN, CREATE TABLE AS,
-	 * DECLARE CURSOR) a second time.
+	 * The queryId is left as it is for the hooks after ours (contrib's, when
+	 * both are loaded, counts utility statements by it too; what runs inside
+	 * has queryIds of its own).  contrib's hook does zero it before calling
+	 * the next one: a statement that parse analysis gave a queryId, and that
+	 * arrives without one, gets it computed again, as parse analysis did.
+	 * Subcommands (which have no queryId of their own) are left alone.
 	 */
-	if (enabled)
-		pstmt->queryId = UINT64CONST(0);
+	if (measure && saved_queryId == UINT64CONST(0) &&
+		context != PROCESS_UTILITY_SUBCOMMAND && IsQueryIdEnabled())
+		saved_queryId = ng_utility_queryid_compat(pstmt, queryString);
 
 	if (measure)
 	{

@@ -462,6 +462,9 @@ extern void ng_read_partition(int p, struct HTAB *rows, bool with_text);
  */
 typedef enum NgApi
 {
+	NG_API_PGSS_1_0,
+	NG_API_PGSS_1_1,
+	NG_API_PGSS_1_2,
 	NG_API_PGSS_1_3,
 	NG_API_PGSS_1_8,
 	NG_API_PGSS_1_9,

@@ -45,5 +45,34 @@ $node->poll_query_until('postgres',
   or die 'reload not applied';
 is(show('max'), '2000 2000', 'a reload through contrib name reaches ours');
 
+# a SET is stronger than the configuration file under either name, and a
+# RESET brings the file's value back under both
+is( $node->safe_psql('postgres',
+		"SET pg_stat_statements_ng.track_planning = off; SELECT current_setting('pg_stat_statements.track_planning')"),
+	'off', "SET of our name beats contrib's name set in the file");
+is( $node->safe_psql('postgres',
+		"SET pg_stat_statements_ng.track_planning = off; RESET pg_stat_statements_ng.track_planning; "
+		  . "SELECT current_setting('pg_stat_statements.track_planning')"),
+	'on', 'RESET brings the value of the file back');
+
+# both names set in the configuration: contrib's name wins, at a reload as
+# at a restart, whatever order the file has them in
+$node->safe_psql('postgres', 'ALTER SYSTEM SET pg_stat_statements.max = 300');
+$node->safe_psql('postgres', 'ALTER SYSTEM SET pg_stat_statements_ng.max = 700');
+$node->reload;
+$node->poll_query_until('postgres',
+	"SELECT sourcefile LIKE '%postgresql.auto.conf' FROM pg_settings WHERE name = 'pg_stat_statements_ng.max'")
+  or die 'reload not applied';
+is(show('max'), '300 300', "both names set: contrib's wins at a reload");
+is( $node->safe_psql('postgres',
+		q{SELECT string_agg(name || ' ' || setting || ' ' || source, ', ' ORDER BY name)
+		    FROM pg_settings WHERE name IN ('pg_stat_statements.max', 'pg_stat_statements_ng.max')}),
+	'pg_stat_statements.max 300 configuration file, pg_stat_statements_ng.max 300 configuration file',
+	'pg_settings shows the value in effect under both names, with the source');
+$node->restart;
+is(show('max'), '300 300', "both names set: contrib's wins at a restart");
+is($node->safe_psql('postgres', 'SELECT max FROM pg_stat_statements_ng_info'),
+	'300', 'and it is the limit in use');
+
 $node->stop;
 done_testing();
