@@ -74,7 +74,9 @@ run_major() {
 	# the harness itself: an altered expected file must make it fail
 	local first
 	first=$(grep -m1 -oE '^(not )?ok 1 - [a-z_]+' "$scratch/contrib.log" | sed 's/.* - //')
-	if [ -n "$first" ] &&
+	if [ -z "$first" ] && grep -q '^contrib suite on .*: skipped' "$scratch/contrib.log"; then
+		: # the suite cannot run on this major (the log says why): nor can its check
+	elif [ -n "$first" ] &&
 		! bash "$here/contrib-regress.sh" "$major" --alter-expected "$first" >"$scratch/contrib-harness.log" 2>&1 &&
 		grep -q "^not ok 1 - $first\$" "$scratch/contrib-harness.log"; then
 		echo "ok - contrib-regress.sh fails on an altered expected file ($major, $first)" >>"$scratch/contrib.log"
