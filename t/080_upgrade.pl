@@ -28,6 +28,7 @@ use strict;
 use warnings FATAL => 'all';
 
 use File::Copy;
+use FindBin;
 use File::Path qw(make_path rmtree);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -212,6 +213,41 @@ SKIP:
 		$pfresh, "drop-in: $oldest updated to $pdefault: the objects and grants of a fresh $pdefault");
 	is($node->safe_psql('pgss_updated', 'SELECT count(*) >= 0 FROM pg_stat_statements'),
 		't', 'drop-in: the updated view reads');
+
+	# From contrib 1.0, the oldest version a database carried over by
+	# pg_upgrade can have (no one can create it: neither contrib nor the
+	# drop-in ships its base script).  Where extension files can be looked
+	# up in a directory of our own (18's extension_control_path), a private
+	# copy of the drop-in's files plus 1.0's base script, written by
+	# scripts/gen-dropin.py --oldest, creates it; then the update chain
+	# must give a fresh install's objects.  The scripts are the same on
+	# every major.
+	SKIP:
+	{
+		skip 'creating 1.0 needs extension_control_path (18 and later)', 3
+		  unless $dropin eq 'own directory';
+		my $priv = PostgreSQL::Test::Utils::tempdir . '/dropin10';
+		make_path("$priv/extension");
+		copy($_, "$priv/extension/") or die "copy $_: $!"
+		  for glob("$own_dir/extension/pg_stat_statements*");
+		my $gen = "$FindBin::RealBin/../scripts/gen-dropin.py";
+		IPC::Run::run([ 'python3', $gen, '--oldest', "$priv/extension" ],
+			'>', \$stdout, '2>', \$stderr)
+		  or die "gen-dropin.py --oldest: $stderr";
+		my $pre10 = "SET extension_control_path = '$priv:\$system'; ";
+		$node->safe_psql('postgres', 'CREATE DATABASE pgss_from_1_0');
+		$node->safe_psql('pgss_from_1_0',
+			$pre10 . "CREATE EXTENSION pg_stat_statements VERSION '1.0'");
+		is($node->safe_psql('pgss_from_1_0',
+				"SELECT extversion FROM pg_extension WHERE extname = 'pg_stat_statements'"),
+			'1.0', 'drop-in: created at contrib 1.0');
+		$node->safe_psql('pgss_from_1_0',
+			$pre10 . 'ALTER EXTENSION pg_stat_statements UPDATE');
+		same_dump(ext_dump($node, 'pgss_from_1_0', 'pg_stat_statements'),
+			$pfresh, "drop-in: 1.0 updated to $pdefault: the objects and grants of a fresh $pdefault");
+		is($node->safe_psql('pgss_from_1_0', 'SELECT count(*) >= 0 FROM pg_stat_statements'),
+			't', 'drop-in: the view updated from 1.0 reads');
+	}
 
 	# contrib's own fresh install of this major
 	my ($cnode, $cdb, $cpre);
