@@ -102,6 +102,11 @@ ng_failures_record(void)
 	{
 		NgSample	sample = {0};
 
+		if (NG_DEBUG_FAULT(NG_FAULT_FAILURES_RECORD_ERROR))
+		{
+			ng_debug_fault_armed = false;
+			elog(ERROR, "pg_stat_statements_ng: injected fault while recording a failure");
+		}
 		sample.kind = NG_EXEC;
 		sample.failure = pending[i].failure;
 		sample.time = pending[i].time;

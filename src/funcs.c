@@ -275,6 +275,16 @@ ng_sql_statements_since(FunctionCallInfo fcinfo, NgApi api, bool showtext,
 	if (rsinfo->setDesc->natts != api_columns(api) + (generation > 0 ? 1 : 0))
 		elog(ERROR, "incorrect number of output arguments");
 
+	if (NG_DEBUG_FAULT(NG_FAULT_STALL_READ))
+	{
+		/* a reader stopped while it holds partition locks (tests) */
+		for (int p = 0; p < NG_NUM_PARTITIONS; p++)
+			LWLockAcquire(ng_shared->partitions[p].lock, LW_SHARED);
+		ng_debug_stall();
+		for (int p = NG_NUM_PARTITIONS - 1; p >= 0; p--)
+			LWLockRelease(ng_shared->partitions[p].lock);
+	}
+
 	for (int p = 0; p < NG_NUM_PARTITIONS; p++)
 	{
 		HTAB	   *rows = ng_read_rows_create();

@@ -605,6 +605,8 @@ pg_stat_statements_ng_keeper_main(Datum arg)
 		int64		n;
 
 		ng_shared->restore_pending = false;
+		if (NG_DEBUG_FAULT(NG_FAULT_STALL_RESTORE))
+			ng_debug_stall();
 		n = ng_persist_load_file();
 		if (n >= 0)
 			ereport(LOG,

@@ -338,6 +338,33 @@ extern double ng_sample_rate;
 
 extern void ng_define_gucs(void);
 
+/*
+ * Faults that tests inject, in assertion builds only (the setting
+ * pg_stat_statements_ng.debug_fault does not exist in release builds, and
+ * NG_DEBUG_FAULT is then false): an ERROR inside the recording of failures,
+ * or a stall, while the file "pgssng_stall" exists in the data directory
+ * (at most 60 s), at a point a real process can be stopped at.
+ */
+typedef enum NgDebugFault
+{
+	NG_FAULT_NONE = 0,
+	NG_FAULT_FAILURES_RECORD_ERROR, /* once, when recording a failure */
+	NG_FAULT_STALL_WRITE,		/* a backend, inside a slot write section */
+	NG_FAULT_STALL_READ,		/* a reader, holding every partition lock
+								 * shared */
+	NG_FAULT_STALL_RESTORE		/* the keeper, before it restores the file */
+} NgDebugFault;
+
+#ifdef USE_ASSERT_CHECKING
+extern int	ng_debug_fault;
+extern bool ng_debug_fault_armed;
+#define NG_DEBUG_FAULT(f)	unlikely(ng_debug_fault == (f) && ng_debug_fault_armed)
+extern void ng_debug_stall(void);
+#else
+#define NG_DEBUG_FAULT(f)	false
+#define ng_debug_stall()	((void) 0)
+#endif
+
 /* ----------------------------------------------------------------
  * Functions in store.c
  * ----------------------------------------------------------------

@@ -826,6 +826,8 @@ ng_slots_count(const NgKey *key, const NgSample *sample, const NgTextSource *src
 	slot = ng_slot_at(my_area, i);
 	entry = local_slots[i].entry;
 	slot_begin_write(slot);
+	if (NG_DEBUG_FAULT(NG_FAULT_STALL_WRITE))
+		ng_debug_stall();		/* a writer stopped mid-write (tests) */
 	if (entry != NULL)
 	{
 		uint32		gen = entry->minmax_generation;
