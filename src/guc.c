@@ -23,8 +23,10 @@
 #include <sys/stat.h>
 
 #include "miscadmin.h"
+#include "storage/latch.h"
 #include "utils/guc.h"
 #include "utils/varlena.h"
+#include "utils/wait_event.h"
 
 #include "pg_stat_statements_ng.h"
 
@@ -68,7 +70,8 @@ assign_debug_fault(int newval, void *extra)
 /*
  * ng_debug_stall
  *		Wait while the file pgssng_stall exists in the data directory, at
- *		most 60 s.  Allocates nothing, takes no lock, raises no error, so
+ *		most 60 s, shown as wait event PgSleep.  Allocates nothing, takes no
+ *		lock, raises no error, checks for no interrupt, so
  *		that it can stand for a process stopped anywhere (by a debugger, by
  *		the scheduler).
  */
@@ -78,7 +81,11 @@ ng_debug_stall(void)
 	struct stat st;
 
 	for (int i = 0; i < 6000 && stat("pgssng_stall", &st) == 0; i++)
-		pg_usleep(10000L);
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_POSTMASTER_DEATH,
+						 10L, WAIT_EVENT_PG_SLEEP);
+		ResetLatch(MyLatch);
+	}
 }
 #endif
 
