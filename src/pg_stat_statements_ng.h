@@ -206,6 +206,13 @@ typedef struct NgSharedEntry
 	 */
 	bool		dead;
 
+	/*
+	 * Partition lock: a text was dropped for this entry (text memory full)
+	 * and counted in texts_dropped; cleared when a text is stored, so each
+	 * statement kept without text is counted once.
+	 */
+	bool		text_dropped;
+
 	/* partition lock; read without lock by bound slots */
 	uint32		minmax_generation;
 
@@ -434,6 +441,21 @@ extern void ng_qtext_free(dsa_pointer qtext, int len);
 extern void ng_counters_record(NgCounters *c, const NgSample *s);
 extern void ng_counters_merge(NgCounters *dst, const NgCounters *src);
 extern void ng_counters_clear_minmax(NgCounters *c);
+
+/* executions that ended in an error, a cancel or a timeout */
+static inline int64
+ng_counters_failed(const NgCounters *c)
+{
+	return c->failed_errors + c->failed_cancels + c->failed_timeouts;
+}
+
+/* anything counted at all: calls, plans or failures */
+static inline bool
+ng_counters_any(const NgCounters *c)
+{
+	return c->calls[NG_EXEC] > 0 || c->calls[NG_PLAN] > 0 ||
+		ng_counters_failed(c) > 0;
+}
 extern int	ng_hist_bucket(double ms);
 extern double ng_hist_lower(int bucket);
 extern bool ng_hist_percentiles(const NgCounters *c, int kind,
@@ -448,7 +470,8 @@ extern Size ng_slots_shmem_size(void);
 extern void ng_slots_init_shmem(char *base);
 extern NgBackendSlots *ng_slots_of_proc(int procno);
 extern NgSlot *ng_slot_at(NgBackendSlots *area, int index);
-extern void ng_slot_read(const NgSlot *slot, NgSlot *copy);
+#define NG_SLOT_READ_SPINS		1000
+extern bool ng_slot_try_read(const NgSlot *slot, NgSlot *copy);
 extern void ng_slots_count(const NgKey *key, const NgSample *sample,
 						   const NgTextSource *src);
 extern void ng_slots_note_parse(const NgKey *key, const NgTextSource *src);
