@@ -335,9 +335,12 @@ pg_stat_statements_ng_1_0(PG_FUNCTION_ARGS)
  *		the previous call returned, each with the new generation to pass to
  *		the next call.  The call advances the generation before it reads, and
  *		an execution stamps its slot with the generation it reads inside its
- *		write section (slots.c), so an execution is in exactly one call's
- *		result: the one whose scan found it finished.  since <= 0 returns
- *		every row.
+ *		write section (slots.c), so an execution is in at least one call's
+ *		result: the one whose scan found it finished.  It can be in the next
+ *		one too, when it read this call's generation and finished before this
+ *		call's scan reached it: delivery is at least once, and a collector
+ *		adds differences of the cumulative counters (docs/design.md).
+ *		since <= 0 returns every row.
  */
 Datum
 pg_stat_statements_ng_changed_since_1_0(PG_FUNCTION_ARGS)

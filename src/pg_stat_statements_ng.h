@@ -236,17 +236,18 @@ typedef struct NgSharedPartition
 	uint32		clock_bucket;	/* lock (exclusive): eviction hand */
 
 	/*
-	 * Bumped (exclusive lock) by any reset that touches this partition; read
-	 * unlocked by backends.  Counts of slots not bound to an entry are void
-	 * once this differs from what the slot saw.
+	 * Bumped (exclusive lock) by a full reset, and by a partial reset that
+	 * matches the key of an unbound slot of this partition; read unlocked by
+	 * backends.  Counts of slots not bound to an entry are void once this
+	 * differs from what the slot saw.
 	 */
 	uint32		generation;
 
 	/*
 	 * Bumped (exclusive lock) whenever texts may have been removed from
-	 * entries of this partition (resets, text memory shrinking); read
-	 * unlocked by backends, which then look again before trusting that an
-	 * entry has its text.
+	 * entries of this partition (resets that remove entries, text memory
+	 * shrinking); read unlocked by backends, which then look again before
+	 * trusting that an entry has its text.
 	 */
 	uint32		text_epoch;
 } NgSharedPartition;
@@ -258,7 +259,8 @@ typedef struct NgSharedStats
 	int64		evicted_calls;	/* calls those entries had */
 	double		evicted_exec_time;	/* their total_exec_time */
 	TimestampTz last_eviction_time;
-	int64		texts_dropped;	/* entries kept without text: memory full */
+	int64		texts_dropped;	/* entries kept without text: memory full
+								 * (once each: NgSharedEntry.text_dropped) */
 	int64		entries_refused;	/* entries not created: table full */
 	int64		counts_discarded;	/* executions lost (see design.md) */
 	int64		unadmitted_calls;	/* calls of statements that got no entry */

@@ -19,6 +19,11 @@
  * a row of its own without text.  Texts are copied under the shared lock (a
  * text is freed only under the exclusive lock).
  *
+ * A slot whose writer is in the middle of a write is not waited for under
+ * the lock (interrupts are held there): the read releases the lock, sleeps,
+ * checks for interrupts and reads the partition again; after 5 s it goes on
+ * without that slot and says so (see ng_read_partition).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -21,8 +21,9 @@
  * st_changecount.  A reader copies the slot between two reads of the count
  * (with read barriers) and retries until both are equal and even.  Counting
  * an execution of a tracked statement is therefore: one local hash lookup,
- * two reads of the bound entry (dead flag, min/max generation), and the
- * bracketed update: no lock, no spinlock, no atomic read-modify-write.
+ * three reads of the bound entry (dead flag, min/max generation, dead flag
+ * again after the sample is in), and the bracketed update: no lock, no
+ * spinlock, no atomic read-modify-write.
  *
  * Binding.  A slot counts for one key.  When it is bound to a shared entry
  * it pins the entry (store.c), which keeps eviction away from it; the pin
@@ -44,7 +45,9 @@
  * slot bound to a dead entry are ignored by readers and dropped by the
  * owner; a reset of min/max bumps the entry's min/max generation, which
  * the owner and readers compare with the slot's; unbound slots carry the
- * partition generation they started in.
+ * partition generation they started in.  The owner looks at the dead flag
+ * (or the partition generation) again once a sample is in the slot, and
+ * counts the sample again if a reset voided the slot meanwhile.
  *
  *-------------------------------------------------------------------------
  */
@@ -79,8 +82,8 @@ typedef struct NgLocalEntry
 	bool		text_done;		/* its shared entry has a text, or will get
 								 * none for now (text_missing) ... */
 	uint32		text_epoch;		/* ... as of this partition text epoch */
-	bool		text_missing;	/* no text: memory was full, or none could
-								 * be made */
+	bool		text_missing;	/* no text: memory was full, or none could be
+								 * made */
 	int			text_cap_seen;	/* query_text_memory then */
 	uint64		text_bytes_seen;	/* text memory in use then */
 } NgLocalEntry;

@@ -655,7 +655,8 @@ reset_partition(NgSharedPartition *part, Oid userid, Oid dbid, uint64 queryid,
  * Only the full reset holds every partition at once, so that no reader or
  * backend sees a half-reset table.  Counts that backends hold in slots bound
  * to removed entries are void (the entries are dead); counts in unbound
- * slots are void through the partition generation.
+ * slots are void through the partition generation, which a partial reset
+ * moves only when it matches one of them (reset_partition).
  */
 TimestampTz
 ng_store_reset(Oid userid, Oid dbid, uint64 queryid, bool minmax_only)
