@@ -47,9 +47,11 @@ static bool alias_track_utility = true;
 static bool alias_track_planning = false;
 static bool alias_save = true;
 
-#ifdef USE_ASSERT_CHECKING
+/* set only in assertion builds (see pg_stat_statements_ng.h) */
 int			ng_debug_fault = NG_FAULT_NONE;
 bool		ng_debug_fault_armed = false;
+
+#ifdef USE_ASSERT_CHECKING
 
 static const struct config_enum_entry debug_fault_options[] = {
 	{"none", NG_FAULT_NONE, false},

@@ -364,9 +364,9 @@ typedef enum NgDebugFault
 	NG_FAULT_STALL_RESTORE		/* the keeper, before it restores the file */
 } NgDebugFault;
 
-#ifdef USE_ASSERT_CHECKING
 extern int	ng_debug_fault;
 extern bool ng_debug_fault_armed;
+#ifdef USE_ASSERT_CHECKING
 #define NG_DEBUG_FAULT(f)	unlikely(ng_debug_fault == (f) && ng_debug_fault_armed)
 extern void ng_debug_stall(void);
 #else

@@ -557,9 +557,15 @@ reset_matches(const NgKey *key, Oid userid, Oid dbid, uint64 queryid)
  *		entry, a key the filter matches?  Unbound slots are voided only as a
  *		whole (through the partition generation), so a reset that matches
  *		none of them must leave the generation alone: other users' counts
- *		would go with it.  A slot that cannot be copied now (its writer is in
- *		the middle of a write) is taken to match.  Caller holds the partition
- *		lock exclusively, so no slot can change partition meanwhile.
+ *		would go with it.
+ *
+ *		Caller holds the partition lock exclusively, so no slot of this
+ *		partition can be folded meanwhile: a write in progress on one is
+ *		either a count (its key and binding stay as they are) or a new
+ *		binding (its counts are still zero, so whether it is voided does not
+ *		matter).  A slot that cannot be copied consistently now (its writer
+ *		is stopped mid-write) is therefore judged by its key and binding as
+ *		they are, without waiting.
  */
 static bool
 reset_voids_unbound(int p, Oid userid, Oid dbid, uint64 queryid)
@@ -576,7 +582,7 @@ reset_voids_unbound(int p, Oid userid, Oid dbid, uint64 queryid)
 			if (area->partition_of[i] != p)
 				continue;
 			if (!ng_slot_try_read(ng_slot_at(area, i), &copy))
-				return true;
+				memcpy(&copy, ng_slot_at(area, i), sizeof(NgSlot));
 			if (copy.in_use && copy.partition == p &&
 				!DsaPointerIsValid(copy.entry) &&
 				reset_matches(&copy.key, userid, dbid, queryid))
