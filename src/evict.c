@@ -228,6 +228,7 @@ evict_texts_in_partition(NgSharedPartition *part, uint64 cap)
 					entry->qtext = InvalidDsaPointer;
 					entry->text_len = 0;
 					entry->text_stored_at = 0;
+					entry->text_dropped = true;
 					dropped++;
 				}
 				cur = entry->next;

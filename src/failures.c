@@ -41,6 +41,8 @@ static int	npending = 0;
 static int64 overflowed = 0;
 static bool flushing = false;
 
+static void failures_record_all(NgTextSource *src, volatile bool *recording);
+
 /* true while anything is noted and not yet recorded (see ng_failures_flush) */
 bool		ng_failures_pending = false;
 
@@ -65,8 +67,11 @@ ng_failure_classify(void)
  * ng_failure_note
  *		Note a failed execution.  Safe in PG_CATCH: no allocation, no lock,
  *		no error.  If too many failures pile up before they can be recorded
- *		(a loop of failing statements in one transaction), the extra ones
- *		are counted as discarded.
+ *		(a failure deep in nested statements, noted at every level on the
+ *		way out), the last place keeps the failure noted last and the one it
+ *		displaces is counted as discarded: an error propagates from the
+ *		innermost statement outwards, so the top-level statement's failure,
+ *		the one a DBA needs, is always kept.
  */
 void
 ng_failure_note(const NgKey *key, NgFailure failure, double time)
@@ -75,7 +80,7 @@ ng_failure_note(const NgKey *key, NgFailure failure, double time)
 	if (npending >= NG_MAX_PENDING_FAILURES)
 	{
 		overflowed++;
-		return;
+		npending = NG_MAX_PENDING_FAILURES - 1;
 	}
 	pending[npending].key = *key;
 	pending[npending].failure = failure;
@@ -89,33 +94,73 @@ ng_failure_note(const NgKey *key, NgFailure failure, double time)
  *		Record the failures noted so far.  Called (through ng_failures_flush)
  *		at the next hook call and from the transaction abort callbacks, never
  *		from inside PG_CATCH.
+ *
+ *		Each failure leaves the array before it is recorded.  Should recording
+ *		one raise an ERROR (anything in the slot path that can: memory, DSA),
+ *		that failure is counted as discarded, the state is left clean, and
+ *		the abort that follows records the others.
  */
 void
 ng_failures_record(void)
 {
 	NgTextSource src = {0};
+	volatile bool recording = false;
 
 	if (flushing)
 		return;
 	flushing = true;
-	for (int i = 0; i < npending; i++)
+	PG_TRY();
+	{
+		failures_record_all(&src, &recording);
+	}
+	PG_CATCH();
+	{
+		flushing = false;
+		if (recording)
+			ng_note_loss(NG_LOSS_COUNTS, 1);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	flushing = false;
+}
+
+/*
+ * failures_record_all
+ *		ng_failures_record's loop; *recording is true while a failure that
+ *		has left the array is being recorded.
+ */
+static void
+failures_record_all(NgTextSource *src, volatile bool *recording)
+{
+	while (npending > 0)
 	{
 		NgSample	sample = {0};
+		NgPendingFailure pf = pending[0];
 
+		/* oldest first: the order they ran in */
+		npending--;
+		memmove(&pending[0], &pending[1], npending * sizeof(NgPendingFailure));
+		if (npending == 0 && overflowed == 0)
+			ng_failures_pending = false;
+		*recording = true;
+		if (NG_DEBUG_FAULT(NG_FAULT_FAILURES_RECORD_ERROR))
+		{
+			ng_debug_fault_armed = false;
+			elog(ERROR, "pg_stat_statements_ng: injected fault while recording a failure");
+		}
 		sample.kind = NG_EXEC;
-		sample.failure = pending[i].failure;
-		sample.time = pending[i].time;
-		sample.started_at = pending[i].started_at;
-		ng_slots_count(&pending[i].key, &sample, &src);
+		sample.failure = pf.failure;
+		sample.time = pf.time;
+		sample.started_at = pf.started_at;
+		ng_slots_count(&pf.key, &sample, src);
+		*recording = false;
 	}
-	npending = 0;
 	if (overflowed > 0)
 	{
 		ng_note_loss(NG_LOSS_COUNTS, overflowed);
 		overflowed = 0;
 	}
 	ng_failures_pending = false;
-	flushing = false;
 }
 
 static void

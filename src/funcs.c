@@ -294,6 +294,16 @@ ng_sql_statements_since(FunctionCallInfo fcinfo, NgApi api, bool showtext,
 	if (rsinfo->setDesc->natts != api_columns(api) + (generation > 0 ? 1 : 0))
 		elog(ERROR, "incorrect number of output arguments");
 
+	if (NG_DEBUG_FAULT(NG_FAULT_STALL_READ))
+	{
+		/* a reader stopped while it holds partition locks (tests) */
+		for (int p = 0; p < NG_NUM_PARTITIONS; p++)
+			LWLockAcquire(ng_shared->partitions[p].lock, LW_SHARED);
+		ng_debug_stall();
+		for (int p = NG_NUM_PARTITIONS - 1; p >= 0; p--)
+			LWLockRelease(ng_shared->partitions[p].lock);
+	}
+
 	for (int p = 0; p < NG_NUM_PARTITIONS; p++)
 	{
 		HTAB	   *rows = ng_read_rows_create();
@@ -344,9 +354,12 @@ pg_stat_statements_ng_1_0(PG_FUNCTION_ARGS)
  *		the previous call returned, each with the new generation to pass to
  *		the next call.  The call advances the generation before it reads, and
  *		an execution stamps its slot with the generation it reads inside its
- *		write section (slots.c), so an execution is in exactly one call's
- *		result: the one whose scan found it finished.  since <= 0 returns
- *		every row.
+ *		write section (slots.c), so an execution is in at least one call's
+ *		result: the one whose scan found it finished.  It can be in the next
+ *		one too, when it read this call's generation and finished before this
+ *		call's scan reached it: delivery is at least once, and a collector
+ *		adds differences of the cumulative counters (docs/design.md).
+ *		since <= 0 returns every row.
  */
 Datum
 pg_stat_statements_ng_changed_since_1_0(PG_FUNCTION_ARGS)

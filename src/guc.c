@@ -31,8 +31,10 @@
 #include <unistd.h>
 
 #include "miscadmin.h"
+#include "storage/latch.h"
 #include "utils/guc.h"
 #include "utils/varlena.h"
+#include "utils/wait_event.h"
 
 #include "pg_stat_statements_ng.h"
 
@@ -81,6 +83,50 @@ static NgTwin twin_save = {NULL, {1, 1}, {PGC_S_DEFAULT, PGC_S_DEFAULT}, 1};
 
 /* contrib's names are defined (as ours), and not contrib's own */
 static bool aliases_defined = false;
+
+/* set only in assertion builds (see pg_stat_statements_ng.h) */
+int			ng_debug_fault = NG_FAULT_NONE;
+bool		ng_debug_fault_armed = false;
+
+#ifdef USE_ASSERT_CHECKING
+
+static const struct config_enum_entry debug_fault_options[] = {
+	{"none", NG_FAULT_NONE, false},
+	{"failures_record_error", NG_FAULT_FAILURES_RECORD_ERROR, false},
+	{"stall_write", NG_FAULT_STALL_WRITE, false},
+	{"stall_read", NG_FAULT_STALL_READ, false},
+	{"stall_restore", NG_FAULT_STALL_RESTORE, false},
+	{NULL, 0, false}
+};
+
+/* setting a fault arms it; a one-shot fault disarms itself when it fires */
+static void
+assign_debug_fault(int newval, void *extra)
+{
+	ng_debug_fault_armed = (newval != NG_FAULT_NONE);
+}
+
+/*
+ * ng_debug_stall
+ *		Wait while the file pgssng_stall exists in the data directory, at
+ *		most 60 s, shown as wait event PgSleep.  Allocates nothing, takes no
+ *		lock, raises no error, checks for no interrupt, so
+ *		that it can stand for a process stopped anywhere (by a debugger, by
+ *		the scheduler).
+ */
+void
+ng_debug_stall(void)
+{
+	struct stat st;
+
+	for (int i = 0; i < 6000 && stat("pgssng_stall", &st) == 0; i++)
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_POSTMASTER_DEATH,
+						 10L, WAIT_EVENT_PG_SLEEP);
+		ResetLatch(MyLatch);
+	}
+}
+#endif
 
 static const struct config_enum_entry track_options[] = {
 	{"none", NG_TRACK_NONE, false},
@@ -369,6 +415,18 @@ ng_define_gucs(void)
 							 PGC_SUSET,
 							 0,
 							 NULL, NULL, NULL);
+
+#ifdef USE_ASSERT_CHECKING
+	DefineCustomEnumVariable("pg_stat_statements_ng.debug_fault",
+							 "Injects a fault, for tests (assertion builds only).",
+							 NULL,
+							 &ng_debug_fault,
+							 NG_FAULT_NONE,
+							 debug_fault_options,
+							 PGC_SUSET,
+							 GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,
+							 NULL, assign_debug_fault, NULL);
+#endif
 
 	MarkGUCPrefixReserved(NG_NAME);
 

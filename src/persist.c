@@ -380,6 +380,8 @@ persist_restore_entry(const NgDumpEntry *de, const char *qtext)
 			entry->minmax_stats_since = de->minmax_stats_since;
 			if (DsaPointerIsValid(entry->qtext))
 				entry->text_stored_at = de->text_stored_at;
+			else
+				entry->text_dropped = (qtext != NULL);
 			tdp = InvalidDsaPointer;	/* the entry owns it */
 		}
 	}
@@ -390,6 +392,33 @@ persist_restore_entry(const NgDumpEntry *de, const char *qtext)
 	if (DsaPointerIsValid(tdp))
 		ng_qtext_free(tdp, de->text_len);
 	return DsaPointerIsValid(dp);
+}
+
+/*
+ * persist_merge_stats
+ *		Add the saved info figures to those counted since the start (backends
+ *		may have evicted, dropped or refused before the keeper got here), so
+ *		that every loss stays counted.  The reset time is the saved one: the
+ *		figures now count from it.
+ */
+static void
+persist_merge_stats(const NgSharedStats *saved, int64 refused)
+{
+	NgSharedStats *st = &ng_shared->stats;
+
+	SpinLockAcquire(&ng_shared->mutex);
+	st->dealloc += saved->dealloc;
+	st->evicted_calls += saved->evicted_calls;
+	st->evicted_exec_time += saved->evicted_exec_time;
+	st->last_eviction_time = Max(st->last_eviction_time,
+								 saved->last_eviction_time);
+	st->texts_dropped += saved->texts_dropped;
+	st->entries_refused += saved->entries_refused + refused;
+	st->counts_discarded += saved->counts_discarded;
+	st->unadmitted_calls += saved->unadmitted_calls;
+	st->lock_misses += saved->lock_misses;
+	st->stats_reset = saved->stats_reset;
+	SpinLockRelease(&ng_shared->mutex);
 }
 
 static void
@@ -520,10 +549,7 @@ ng_persist_load_file(void)
 		else
 			refused++;
 	}
-	SpinLockAcquire(&ng_shared->mutex);
-	ng_shared->stats = hdr.stats;
-	ng_shared->stats.entries_refused += refused;
-	SpinLockRelease(&ng_shared->mutex);
+	persist_merge_stats(&hdr.stats, refused);
 	if (refused > 0)
 		ng_note_loss(NG_LOSS_TABLE_FULL, 0);
 
@@ -605,6 +631,8 @@ pg_stat_statements_ng_keeper_main(Datum arg)
 		int64		n;
 
 		ng_shared->restore_pending = false;
+		if (NG_DEBUG_FAULT(NG_FAULT_STALL_RESTORE))
+			ng_debug_stall();
 		n = ng_persist_load_file();
 		if (n >= 0)
 			ereport(LOG,

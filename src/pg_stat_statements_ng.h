@@ -206,6 +206,13 @@ typedef struct NgSharedEntry
 	 */
 	bool		dead;
 
+	/*
+	 * Partition lock: a text was dropped for this entry (text memory full)
+	 * and counted in texts_dropped; cleared when a text is stored, so each
+	 * statement kept without text is counted once.
+	 */
+	bool		text_dropped;
+
 	/* partition lock; read without lock by bound slots */
 	uint32		minmax_generation;
 
@@ -229,17 +236,18 @@ typedef struct NgSharedPartition
 	uint32		clock_bucket;	/* lock (exclusive): eviction hand */
 
 	/*
-	 * Bumped (exclusive lock) by any reset that touches this partition; read
-	 * unlocked by backends.  Counts of slots not bound to an entry are void
-	 * once this differs from what the slot saw.
+	 * Bumped (exclusive lock) by a full reset, and by a partial reset that
+	 * matches the key of an unbound slot of this partition; read unlocked by
+	 * backends.  Counts of slots not bound to an entry are void once this
+	 * differs from what the slot saw.
 	 */
 	uint32		generation;
 
 	/*
 	 * Bumped (exclusive lock) whenever texts may have been removed from
-	 * entries of this partition (resets, text memory shrinking); read
-	 * unlocked by backends, which then look again before trusting that an
-	 * entry has its text.
+	 * entries of this partition (resets that remove entries, text memory
+	 * shrinking); read unlocked by backends, which then look again before
+	 * trusting that an entry has its text.
 	 */
 	uint32		text_epoch;
 } NgSharedPartition;
@@ -251,7 +259,8 @@ typedef struct NgSharedStats
 	int64		evicted_calls;	/* calls those entries had */
 	double		evicted_exec_time;	/* their total_exec_time */
 	TimestampTz last_eviction_time;
-	int64		texts_dropped;	/* entries kept without text: memory full */
+	int64		texts_dropped;	/* entries kept without text: memory full
+								 * (once each: NgSharedEntry.text_dropped) */
 	int64		entries_refused;	/* entries not created: table full */
 	int64		counts_discarded;	/* executions lost (see design.md) */
 	int64		unadmitted_calls;	/* calls of statements that got no entry */
@@ -338,6 +347,33 @@ extern double ng_sample_rate;
 
 extern void ng_define_gucs(void);
 
+/*
+ * Faults that tests inject, in assertion builds only (the setting
+ * pg_stat_statements_ng.debug_fault does not exist in release builds, and
+ * NG_DEBUG_FAULT is then false): an ERROR inside the recording of failures,
+ * or a stall, while the file "pgssng_stall" exists in the data directory
+ * (at most 60 s), at a point a real process can be stopped at.
+ */
+typedef enum NgDebugFault
+{
+	NG_FAULT_NONE = 0,
+	NG_FAULT_FAILURES_RECORD_ERROR, /* once, when recording a failure */
+	NG_FAULT_STALL_WRITE,		/* a backend, inside a slot write section */
+	NG_FAULT_STALL_READ,		/* a reader, holding every partition lock
+								 * shared */
+	NG_FAULT_STALL_RESTORE		/* the keeper, before it restores the file */
+} NgDebugFault;
+
+extern int	ng_debug_fault;
+extern bool ng_debug_fault_armed;
+#ifdef USE_ASSERT_CHECKING
+#define NG_DEBUG_FAULT(f)	unlikely(ng_debug_fault == (f) && ng_debug_fault_armed)
+extern void ng_debug_stall(void);
+#else
+#define NG_DEBUG_FAULT(f)	false
+#define ng_debug_stall()	((void) 0)
+#endif
+
 /* ----------------------------------------------------------------
  * Functions in store.c
  * ----------------------------------------------------------------
@@ -407,6 +443,21 @@ extern void ng_qtext_free(dsa_pointer qtext, int len);
 extern void ng_counters_record(NgCounters *c, const NgSample *s);
 extern void ng_counters_merge(NgCounters *dst, const NgCounters *src);
 extern void ng_counters_clear_minmax(NgCounters *c);
+
+/* executions that ended in an error, a cancel or a timeout */
+static inline int64
+ng_counters_failed(const NgCounters *c)
+{
+	return c->failed_errors + c->failed_cancels + c->failed_timeouts;
+}
+
+/* anything counted at all: calls, plans or failures */
+static inline bool
+ng_counters_any(const NgCounters *c)
+{
+	return c->calls[NG_EXEC] > 0 || c->calls[NG_PLAN] > 0 ||
+		ng_counters_failed(c) > 0;
+}
 extern int	ng_hist_bucket(double ms);
 extern double ng_hist_lower(int bucket);
 extern bool ng_hist_percentiles(const NgCounters *c, int kind,
@@ -421,7 +472,8 @@ extern Size ng_slots_shmem_size(void);
 extern void ng_slots_init_shmem(char *base);
 extern NgBackendSlots *ng_slots_of_proc(int procno);
 extern NgSlot *ng_slot_at(NgBackendSlots *area, int index);
-extern void ng_slot_read(const NgSlot *slot, NgSlot *copy);
+#define NG_SLOT_READ_SPINS		1000
+extern bool ng_slot_try_read(const NgSlot *slot, NgSlot *copy);
 extern void ng_slots_count(const NgKey *key, const NgSample *sample,
 						   const NgTextSource *src);
 extern void ng_slots_note_parse(const NgKey *key, const NgTextSource *src);

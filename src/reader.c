@@ -19,15 +19,29 @@
  * a row of its own without text.  Texts are copied under the shared lock (a
  * text is freed only under the exclusive lock).
  *
+ * A slot whose writer is in the middle of a write is not waited for under
+ * the lock (interrupts are held there): the read releases the lock, sleeps,
+ * checks for interrupts and reads the partition again; after 5 s it goes on
+ * without that slot and says so (see ng_read_partition).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "storage/latch.h"
 #include "utils/hsearch.h"
 #include "utils/timestamp.h"
+#include "utils/wait_event.h"
 
 #include "pg_stat_statements_ng.h"
+
+/* how long a read waits for a slot in the middle of a write (ms) */
+#define NG_READ_WAIT_MS		5000
+
+static bool read_partition_once(int p, HTAB *rows, bool showtext,
+								bool skip_busy, int *skipped);
 
 /*
  * ng_read_rows_create
@@ -50,9 +64,59 @@ ng_read_rows_create(void)
  * ng_read_partition
  *		Build the rows of one partition into rows (a hash table keyed by
  *		NgKey, empty on entry).  Takes and releases the partition lock.
+ *
+ *		A slot found in the middle of a write for longer than a spin (its
+ *		writer descheduled or stopped) cannot be waited for under the lock,
+ *		where interrupts are held: release the lock, forget the partial
+ *		rows, sleep 1 ms, check for interrupts, and read the partition again.
+ *		After NG_READ_WAIT_MS of that, the read goes on without the slots
+ *		still being written, and says so in a WARNING: exact but for them.
  */
 void
 ng_read_partition(int p, HTAB *rows, bool showtext)
+{
+	TimestampTz wait_start = 0;
+	bool		skip_busy = false;
+	int			skipped = 0;
+
+	while (!read_partition_once(p, rows, showtext, skip_busy, &skipped))
+	{
+		HASH_SEQ_STATUS seq;
+		NgRow	   *row;
+
+		hash_seq_init(&seq, rows);
+		while ((row = hash_seq_search(&seq)) != NULL)
+		{
+			if (row->qtext)
+				pfree(row->qtext);
+			(void) hash_search(rows, &row->key, HASH_REMOVE, NULL);
+		}
+		if (wait_start == 0)
+			wait_start = GetCurrentTimestamp();
+		else if (TimestampDifferenceExceeds(wait_start, GetCurrentTimestamp(),
+											NG_READ_WAIT_MS))
+			skip_busy = true;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 1L, WAIT_EVENT_PG_SLEEP);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (skipped > 0)
+		ereport(WARNING,
+				(errmsg("pg_stat_statements_ng: %d backend slots stayed in the middle of a write for %d ms; this read omits its counts",
+						skipped, NG_READ_WAIT_MS),
+				 errdetail("The backends writing them are stopped or not running; a later read includes their counts.")));
+}
+
+/*
+ * read_partition_once
+ *		ng_read_partition under the partition lock.  Returns false, having
+ *		released the lock, when a slot could not be copied (unless
+ *		skip_busy: then such slots are left out and counted in *skipped).
+ */
+static bool
+read_partition_once(int p, HTAB *rows, bool showtext, bool skip_busy,
+					int *skipped)
 {
 	NgSharedPartition *part = &ng_shared->partitions[p];
 	int			nprocs = ng_store_num_slot_procs();
@@ -107,7 +171,16 @@ ng_read_partition(int p, HTAB *rows, bool showtext)
 
 			if (area->partition_of[i] != p)
 				continue;
-			ng_slot_read(ng_slot_at(area, i), &copy);
+			if (!ng_slot_try_read(ng_slot_at(area, i), &copy))
+			{
+				if (!skip_busy)
+				{
+					LWLockRelease(part->lock);
+					return false;
+				}
+				(*skipped)++;
+				continue;
+			}
 			if (!copy.in_use || copy.partition != p)
 				continue;
 			if (DsaPointerIsValid(copy.entry))
@@ -122,8 +195,7 @@ ng_read_partition(int p, HTAB *rows, bool showtext)
 			{
 				if (copy.partition_generation != part->generation)
 					continue;	/* counted before a reset */
-				if (copy.counters.calls[NG_EXEC] == 0 &&
-					copy.counters.calls[NG_PLAN] == 0)
+				if (!ng_counters_any(&copy.counters))
 					continue;
 				row = hash_search(rows, &copy.key, HASH_ENTER, &found);
 				if (!found)
@@ -145,4 +217,5 @@ ng_read_partition(int p, HTAB *rows, bool showtext)
 	}
 
 	LWLockRelease(part->lock);
+	return true;
 }

@@ -21,8 +21,9 @@
  * st_changecount.  A reader copies the slot between two reads of the count
  * (with read barriers) and retries until both are equal and even.  Counting
  * an execution of a tracked statement is therefore: one local hash lookup,
- * two reads of the bound entry (dead flag, min/max generation), and the
- * bracketed update: no lock, no spinlock, no atomic read-modify-write.
+ * three reads of the bound entry (dead flag, min/max generation, dead flag
+ * again after the sample is in), and the bracketed update: no lock, no
+ * spinlock, no atomic read-modify-write.
  *
  * Binding.  A slot counts for one key.  When it is bound to a shared entry
  * it pins the entry (store.c), which keeps eviction away from it; the pin
@@ -44,7 +45,9 @@
  * slot bound to a dead entry are ignored by readers and dropped by the
  * owner; a reset of min/max bumps the entry's min/max generation, which
  * the owner and readers compare with the slot's; unbound slots carry the
- * partition generation they started in.
+ * partition generation they started in.  The owner looks at the dead flag
+ * (or the partition generation) again once a sample is in the slot, and
+ * counts the sample again if a reset voided the slot meanwhile.
  *
  *-------------------------------------------------------------------------
  */
@@ -76,8 +79,13 @@ typedef struct NgLocalEntry
 	char		status;			/* for simplehash */
 	int			slot;			/* my slot counting it, or -1 */
 	NgConstants constants;
-	bool		text_done;		/* its shared entry has a text ... */
+	bool		text_done;		/* its shared entry has a text, or will get
+								 * none for now (text_missing) ... */
 	uint32		text_epoch;		/* ... as of this partition text epoch */
+	bool		text_missing;	/* no text: memory was full, or none could be
+								 * made */
+	int			text_cap_seen;	/* query_text_memory then */
+	uint64		text_bytes_seen;	/* text memory in use then */
 } NgLocalEntry;
 
 /*
@@ -190,26 +198,31 @@ slot_end_write(NgSlot *slot)
 }
 
 /*
- * ng_slot_read
+ * ng_slot_try_read
  *		Copy a slot another backend may be writing, consistently.  No lock
  *		needed; the copy may be from just before or just after a concurrent
- *		change, never from the middle of one.
+ *		change, never from the middle of one.  A write takes well under a
+ *		microsecond, but its writer can be descheduled or stopped in the
+ *		middle: after NG_SLOT_READ_SPINS tries, give up and return false, so
+ *		that the caller, who may hold a partition lock and so cannot be
+ *		interrupted, can release it before it waits (reader.c).
  */
-void
-ng_slot_read(const NgSlot *slot, NgSlot *copy)
+bool
+ng_slot_try_read(const NgSlot *slot, NgSlot *copy)
 {
-	for (;;)
+	for (int spins = 0; spins < NG_SLOT_READ_SPINS; spins++)
 	{
-		uint32		before = slot->changecount;
+		uint32		before = ((volatile const NgSlot *) slot)->changecount;
 
 		pg_read_barrier();
 		memcpy(copy, (const void *) slot, sizeof(NgSlot));
 		pg_read_barrier();
 		if (before == ((volatile const NgSlot *) slot)->changecount &&
 			(before & 1) == 0)
-			return;
+			return true;
 		pg_spin_delay();
 	}
+	return false;
 }
 
 /* ---- attaching ---- */
@@ -271,8 +284,48 @@ local_entry(const NgKey *key, uint32 hash)
 		le->constants = NG_CONSTANTS_UNKNOWN;
 		le->text_done = false;
 		le->text_epoch = 0;
+		le->text_missing = false;
 	}
 	return le;
+}
+
+/*
+ * text_settled
+ *		Is there nothing to do about le's text: its entry has one, or was
+ *		left without one and nothing has changed since that could make room
+ *		(texts freed, the cap raised) or take the entry's text away (the
+ *		partition's text epoch)?  Plain reads only: no lock.
+ */
+static inline bool
+text_settled(const NgLocalEntry *le, const NgSharedPartition *part)
+{
+	if (!le->text_done || le->text_epoch != part->text_epoch)
+		return false;
+	if (!le->text_missing)
+		return true;
+	return le->text_cap_seen == ng_query_text_memory_kb &&
+		pg_atomic_read_u64(&ng_shared->text_bytes) >= le->text_bytes_seen;
+}
+
+/*
+ * text_note
+ *		Remember what slot_get_entry found out about le's text, having
+ *		offered one (qtext_offered) or not.
+ */
+static inline void
+text_note(NgLocalEntry *le, bool qtext_offered, bool got_entry, bool has_text)
+{
+	if (!got_entry)
+	{
+		le->text_done = false;
+		return;
+	}
+	if (!qtext_offered && !has_text)
+		return;					/* learnt nothing new */
+	le->text_done = true;
+	le->text_missing = !has_text;
+	le->text_cap_seen = ng_query_text_memory_kb;
+	le->text_bytes_seen = pg_atomic_read_u64(&ng_shared->text_bytes);
 }
 
 /*
@@ -362,6 +415,8 @@ slot_text(const NgLocalEntry *le, const NgTextSource *src, int *len)
 }
 
 static int	slots_release_lru(int n);
+static inline bool slot_record(NgSlot *slot, NgSharedEntry *entry,
+							   NgSharedPartition *part, const NgSample *sample);
 
 /*
  * slot_get_entry
@@ -413,11 +468,7 @@ slot_get_entry(const NgKey *key, uint32 hash, const char *qtext, int text_len,
 			reserved = ng_entry_reserve();
 	}
 	if (qtext != NULL && (entry != NULL || reserved))
-	{
 		tdp = ng_qtext_store(qtext, text_len);
-		if (!DsaPointerIsValid(tdp))
-			ng_note_loss(NG_LOSS_TEXT_MEMORY, 1);
-	}
 
 	if (wait)
 		LWLockAcquire(part->lock, LW_EXCLUSIVE);
@@ -453,7 +504,15 @@ slot_get_entry(const NgKey *key, uint32 hash, const char *qtext, int text_len,
 		entry->text_stored_at = GetCurrentTimestamp();
 		entry->text_len = text_len;
 		entry->encoding = GetDatabaseEncoding();
+		entry->text_dropped = false;
 		tdp = InvalidDsaPointer;
+	}
+	else if (entry != NULL && !DsaPointerIsValid(entry->qtext) &&
+			 qtext != NULL && !entry->text_dropped)
+	{
+		/* the text did not fit: counted once per statement */
+		entry->text_dropped = true;
+		ng_note_loss(NG_LOSS_TEXT_MEMORY, 1);
 	}
 	if (entry != NULL)
 	{
@@ -506,7 +565,7 @@ slot_fold_locked(int i)
 			ng_entry_release_memory(entry, slot->entry);
 	}
 	else if (slot->partition_generation == part->generation &&
-			 (counts.calls[NG_EXEC] > 0 || counts.calls[NG_PLAN] > 0))
+			 ng_counters_any(&counts))
 	{
 		dsa_pointer dp;
 		NgSharedEntry *entry = ng_entry_lookup(part, &slot->key,
@@ -523,12 +582,14 @@ slot_fold_locked(int i)
 			 * The statement never got an entry (the table was full of entries
 			 * in use): its counts leave the table as an evicted entry's do,
 			 * into evicted_calls and evicted_exec_time, so that sum(calls)
-			 * plus evicted_calls still counts every execution.
+			 * plus evicted_calls still counts every execution.  Its failed
+			 * executions, which are not calls, are counted as discarded.
 			 */
 			SpinLockAcquire(&ng_shared->mutex);
 			ng_shared->stats.evicted_calls += counts.calls[NG_EXEC];
 			ng_shared->stats.evicted_exec_time += counts.total_time[NG_EXEC];
 			ng_shared->stats.unadmitted_calls += counts.calls[NG_EXEC];
+			ng_shared->stats.counts_discarded += ng_counters_failed(&counts);
 			SpinLockRelease(&ng_shared->mutex);
 		}
 	}
@@ -623,7 +684,7 @@ slot_adopt_entry(int i, bool wait)
 	dsa_pointer dp;
 	bool		has_text;
 
-	if (slot->counters.calls[NG_EXEC] == 0 && slot->counters.calls[NG_PLAN] == 0)
+	if (!ng_counters_any(&slot->counters))
 		return true;
 	return slot_get_entry(&slot->key, ng_key_hash(&slot->key), NULL, 0,
 						  false, wait, &dp, &has_text) != NULL;
@@ -720,17 +781,23 @@ slot_bind(NgLocalEntry *le, const NgTextSource *src)
 	uint32		hash = le->hash;
 	NgSharedPartition *part = ng_partition(hash);
 	int			text_len = 0;
-	char	   *qtext = slot_text(le, src, &text_len);
+	uint32		text_epoch = part->text_epoch;
+	char	   *qtext = NULL;
 	dsa_pointer dp = InvalidDsaPointer;
 	bool		has_text = false;
 	NgSharedEntry *entry;
 
+	/* offer a text unless the entry has one or can get none for now */
+	if (!text_settled(le, part))
+		qtext = slot_text(le, src, &text_len);
 	entry = slot_get_entry(&le->key, hash, qtext, text_len, true, false,
 						   &dp, &has_text);
 	if (qtext)
+	{
 		pfree(qtext);
-	le->text_done = (entry != NULL && has_text);
-	le->text_epoch = part->text_epoch;
+		le->text_epoch = text_epoch;
+	}
+	text_note(le, qtext != NULL, entry != NULL, has_text);
 
 	slot_begin_write(slot);
 	slot->in_use = true;
@@ -813,19 +880,56 @@ ng_slots_count(const NgKey *key, const NgSample *sample, const NgTextSource *src
 		return;
 	}
 
-	i = le->slot;
-	if (i >= 0 && local_slots[i].entry != NULL && local_slots[i].entry->dead)
+	for (int attempt = 0;; attempt++)
 	{
-		/* a reset removed the entry: its counts are void; bind anew */
-		slot_release(i, true);
-		i = -1;
-	}
-	if (i < 0)
-		i = slot_bind(le, src);
+		NgSharedPartition *part;
+		bool		voided;
 
-	slot = ng_slot_at(my_area, i);
-	entry = local_slots[i].entry;
-	slot_begin_write(slot);
+		i = le->slot;
+		if (i >= 0 && local_slots[i].entry != NULL && local_slots[i].entry->dead)
+		{
+			/* a reset removed the entry: its counts are void; bind anew */
+			slot_release(i, true);
+			i = -1;
+		}
+		if (i < 0)
+			i = slot_bind(le, src);
+
+		slot = ng_slot_at(my_area, i);
+		part = &ng_shared->partitions[slot->partition];
+		entry = local_slots[i].entry;
+		slot_begin_write(slot);
+		if (NG_DEBUG_FAULT(NG_FAULT_STALL_WRITE))
+			ng_debug_stall();	/* a writer stopped mid-write (tests) */
+		voided = slot_record(slot, entry, part, sample);
+		slot_end_write(slot);
+
+		local_slots[i].used = true;
+		local_slots[i].last_used = ++use_clock;
+
+		/*
+		 * A reset voided this slot while we wrote: the sample went with the
+		 * void counts.  It belongs after the reset, so count it again, in a
+		 * slot bound anew (once: a second reset that overlaps the retry
+		 * overlaps this execution too).
+		 */
+		if (likely(!voided) || attempt > 0)
+			break;
+	}
+}
+
+/*
+ * slot_record
+ *		Inside slot's write section: add sample, and stamp the change
+ *		generation.  Returns true if a reset has voided the slot meanwhile
+ *		(removed its bound entry, or moved the partition generation of an
+ *		unbound slot), in which case the sample is lost with the slot's
+ *		other counts and must be counted again.
+ */
+static inline bool
+slot_record(NgSlot *slot, NgSharedEntry *entry, NgSharedPartition *part,
+			const NgSample *sample)
+{
 	if (entry != NULL)
 	{
 		uint32		gen = entry->minmax_generation;
@@ -838,7 +942,7 @@ ng_slots_count(const NgKey *key, const NgSample *sample, const NgTextSource *src
 	}
 	else
 	{
-		uint32		gen = ng_shared->partitions[slot->partition].generation;
+		uint32		gen = part->generation;
 
 		if (unlikely(slot->partition_generation != gen))
 		{
@@ -858,10 +962,15 @@ ng_slots_count(const NgKey *key, const NgSample *sample, const NgTextSource *src
 	pg_memory_barrier();
 	slot->counters.changed_generation =
 		pg_atomic_read_u64(&ng_shared->change_generation);
-	slot_end_write(slot);
 
-	local_slots[i].used = true;
-	local_slots[i].last_used = ++use_clock;
+	/*
+	 * The same barrier orders the counts before these loads: if they show no
+	 * reset, a reset that voids this slot comes after the sample was in
+	 * place, and rightly takes it.
+	 */
+	if (entry != NULL)
+		return entry->dead;
+	return slot->partition_generation != part->generation;
 }
 
 /*
@@ -891,10 +1000,12 @@ ng_slots_note_parse(const NgKey *key, const NgTextSource *src)
 	part = ng_partition(hash);
 
 	/*
-	 * Known to have its text?  A reset, or text memory being shrunk, since
-	 * then (the partition's text epoch moved) may have taken it: look again.
+	 * Known to have its text, or to get none for now (text memory full)?  A
+	 * reset, or text memory being shrunk, since then (the partition's text
+	 * epoch moved) may have taken it, and texts freed or a higher cap may
+	 * make room: then look again.  Otherwise nothing to do, and no lock.
 	 */
-	if (le->text_done && le->text_epoch == part->text_epoch)
+	if (text_settled(le, part))
 		return;
 	if (src->jstate == NULL || src->jstate->clocations_count == 0)
 	{
@@ -918,7 +1029,8 @@ ng_slots_note_parse(const NgKey *key, const NgTextSource *src)
 						   &dp, &has_text);
 	if (qtext)
 		pfree(qtext);
-	le->text_done = (entry != NULL && has_text);
+	/* a statement whose text cannot be made is settled too */
+	text_note(le, true, entry != NULL, has_text);
 }
 
 /*
@@ -949,6 +1061,9 @@ slots_trim_local_map(void)
 			copy->constants = le->constants;
 			copy->text_done = le->text_done;
 			copy->text_epoch = le->text_epoch;
+			copy->text_missing = le->text_missing;
+			copy->text_cap_seen = le->text_cap_seen;
+			copy->text_bytes_seen = le->text_bytes_seen;
 		}
 	}
 	nglocal_destroy(local_map);
