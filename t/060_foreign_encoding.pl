@@ -94,14 +94,14 @@ for my $db (sort keys %dbs)
 SELECT count(*) FROM $from});
 		is("$ret/$err", '0/', "$db, $name: read without error");
 		next if $name eq 'view without text';
-		is($node->safe_psql($db, qq{
+		($ret, $out, $err) = $node->psql($db, qq{
 SELECT encode(convert_to(query, getdatabaseencoding()), 'hex') FROM $from
- WHERE query LIKE 'SELECT \$1%' ORDER BY 1}),
-			$want, "$db, $name: every text in its safe form");
+ WHERE query LIKE 'SELECT \$1%' ORDER BY 1});
+		is($out . $err, $want, "$db, $name: every text in its safe form");
 	}
-	is($node->safe_psql($db, 'SELECT count(*) FROM pg_stat_statements_ng
-		WHERE query LIKE \'SELECT $1%\''),
-		$nrows, "$db: $nrows rows");
+	my ($ret, $out, $err) = $node->psql($db, 'SELECT count(*) FROM pg_stat_statements_ng
+		WHERE query LIKE \'SELECT $1%\'');
+	is($out . $err, $nrows, "$db: $nrows rows");
 }
 
 $node->stop;
