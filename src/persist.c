@@ -413,7 +413,7 @@ static const char *
 persist_check_entry(DumpReader *r, NgDumpEntry *de, char **qtext)
 {
 	bool		nul = false;
-	char	   *text = NULL;
+	char	   *tbuf = NULL;
 
 	if (qtext != NULL)
 		*qtext = NULL;
@@ -432,20 +432,20 @@ persist_check_entry(DumpReader *r, NgDumpEntry *de, char **qtext)
 	if (qtext != NULL)
 	{
 		/* no larger than the file, which is bounded by the settings */
-		text = palloc_extended((Size) de->text_len + 1,
+		tbuf = palloc_extended((Size) de->text_len + 1,
 							   MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
-		if (text == NULL)
+		if (tbuf == NULL)
 			return "out of memory";
-		text[de->text_len] = '\0';
+		tbuf[de->text_len] = '\0';
 	}
-	if (!dump_read(r, text, de->text_len, &nul) || nul)
+	if (!dump_read(r, tbuf, de->text_len, &nul) || nul)
 	{
 		if (text)
 			pfree(text);
 		return nul ? "invalid text" : "truncated entry";
 	}
 	if (qtext != NULL)
-		*qtext = text;
+		*qtext = tbuf;
 	return NULL;
 }
 
