@@ -440,8 +440,8 @@ persist_check_entry(DumpReader *r, NgDumpEntry *de, char **qtext)
 	}
 	if (!dump_read(r, tbuf, de->text_len, &nul) || nul)
 	{
-		if (text)
-			pfree(text);
+		if (tbuf)
+			pfree(tbuf);
 		return nul ? "invalid text" : "truncated entry";
 	}
 	if (qtext != NULL)
