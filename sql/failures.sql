@@ -37,7 +37,7 @@ RESET pg_stat_statements_ng.track;
 SELECT query, toplevel, calls, errors, cancels, timeouts,
        failed_exec_time > 0 AS took_time
   FROM pg_stat_statements_ng
- WHERE errors + cancels + timeouts > 0 OR query LIKE '%fail_t%'
+ WHERE errors + cancels + timeouts > 0 OR query LIKE '%fail_t%' OR query = 'DO $1'
  ORDER BY query COLLATE "C", toplevel;
 
 -- the timeout took at least the timeout

@@ -10,7 +10,8 @@
  *
  * Rows are collected partition by partition by reader.c, then emitted
  * here, outside any lock; texts are converted to the database encoding
- * here.
+ * here, and a text that cannot be converted is shown with the offending
+ * bytes escaped rather than failing the read.
  *
  *-------------------------------------------------------------------------
  */
@@ -19,6 +20,7 @@
 #include <math.h>
 
 #include "access/htup_details.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_authid.h"
 #include "funcapi.h"
 #include "mb/pg_wchar.h"
@@ -54,6 +56,123 @@ stddev_of(const NgCounters *c, int kind)
 	if (c->calls[kind] > 1)
 		return sqrt(c->sum_var_time[kind] / c->calls[kind]);
 	return 0.0;
+}
+
+/*
+ * text_escape_bytes
+ *		Append n bytes as \xNN each.
+ */
+static void
+text_escape_bytes(StringInfo buf, const char *s, int n)
+{
+	for (int k = 0; k < n; k++)
+		appendStringInfo(buf, "\\x%02x", (unsigned char) s[k]);
+}
+
+/*
+ * text_for_reader
+ *		A stored text (len bytes without NUL, followed by one, in encoding
+ *		enc) as a string in the database encoding, whatever its bytes:
+ *		converted where it can be; a character that is not valid, or has no
+ *		equivalent in the database encoding, is written as \xNN per byte (in
+ *		the text's own encoding).  Returns qtext itself when it can be shown
+ *		as it is, else a palloc'd string.  Never raises an error because of
+ *		the text's content, so one text in a foreign encoding cannot make a
+ *		whole read fail (pg_any_to_server would).
+ */
+static char *
+text_for_reader(const char *qtext, int len, int enc)
+{
+	int			db = GetDatabaseEncoding();
+	StringInfoData buf;
+	int			pos = 0;
+	Oid			proc;
+
+	/* a SQL_ASCII database takes any byte but zero */
+	if (len <= 0 || db == PG_SQL_ASCII)
+		return (char *) qtext;
+
+	/*
+	 * Same encoding, or unknown bytes (stored in a SQL_ASCII database): show
+	 * the stretches valid in the database encoding, escape the other bytes.
+	 */
+	if (enc == db || enc == PG_SQL_ASCII || !PG_VALID_BE_ENCODING(enc))
+	{
+		int			ok = pg_encoding_verifymbstr(db, qtext, len);
+
+		if (ok == len)
+			return (char *) qtext;
+		initStringInfo(&buf);
+		while (pos < len)
+		{
+			ok = pg_encoding_verifymbstr(db, qtext + pos, len - pos);
+			appendBinaryStringInfo(&buf, qtext + pos, ok);
+			pos += ok;
+			if (pos < len)
+				text_escape_bytes(&buf, qtext + pos++, 1);
+		}
+		return buf.data;
+	}
+
+	/* another encoding: plain ASCII is the same in every backend encoding */
+	while (pos < len && !IS_HIGHBIT_SET(qtext[pos]))
+		pos++;
+	if (pos == len)
+		return (char *) qtext;
+
+	initStringInfo(&buf);
+	pos = 0;
+	proc = FindDefaultConversionProc(enc, db);
+	if (!OidIsValid(proc))
+	{
+		/* no conversion known: keep ASCII, escape the rest */
+		for (; pos < len; pos++)
+		{
+			if (IS_HIGHBIT_SET(qtext[pos]))
+				text_escape_bytes(&buf, qtext + pos, 1);
+			else
+				appendStringInfoChar(&buf, qtext[pos]);
+		}
+		return buf.data;
+	}
+	else
+	{
+		/*
+		 * Convert in pieces, without raising errors: the conversion stops
+		 * before the first character it cannot convert; that character is
+		 * escaped (its bytes if it is valid in enc, else one byte) and the
+		 * conversion goes on after it.
+		 */
+		int			chunk = 8192;
+		int			destlen = chunk * MAX_CONVERSION_GROWTH + 1;
+		unsigned char *dest = palloc(destlen);
+
+		while (pos < len)
+		{
+			int			n;
+
+			n = pg_do_encoding_conversion_buf(proc, enc, db,
+											  (unsigned char *) qtext + pos,
+											  Min(len - pos, chunk),
+											  dest, destlen, true);
+			if (n > 0)
+			{
+				appendStringInfoString(&buf, (char *) dest);
+				pos += n;
+			}
+			else
+			{
+				int			l = pg_encoding_verifymbchar(enc, qtext + pos, len - pos);
+
+				if (l <= 0)
+					l = 1;
+				text_escape_bytes(&buf, qtext + pos, l);
+				pos += l;
+			}
+		}
+		pfree(dest);
+	}
+	return buf.data;
 }
 
 /* Output columns of each API version */
@@ -130,7 +249,7 @@ emit_row(ReturnSetInfo *rsinfo, const NgRow *row, NgApi api, bool showtext,
 		values[i++] = CStringGetTextDatum("<insufficient privilege>");
 	else if (showtext && row->qtext != NULL)
 	{
-		char	   *enc = pg_any_to_server(row->qtext, row->qtext_len, row->encoding);
+		char	   *enc = text_for_reader(row->qtext, row->qtext_len, row->encoding);
 
 		values[i++] = CStringGetTextDatum(enc);
 		if (enc != row->qtext)

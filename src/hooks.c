@@ -129,6 +129,7 @@ ng_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
 	src.location = query->stmt_location;
 	src.len = query->stmt_len;
 	src.jstate = jstate;
+	src.utility = (query->utilityStmt != NULL);
 	ng_slots_note_parse(&key, &src);
 	ng_log_losses();
 }
@@ -158,7 +159,7 @@ ng_sampled(void)
 
 static void
 ng_count(uint64 queryid, const char *query, int location, int len,
-		 NgSample *sample)
+		 bool utility, NgSample *sample)
 {
 	NgKey		key;
 	NgTextSource src;
@@ -172,6 +173,7 @@ ng_count(uint64 queryid, const char *query, int location, int len,
 	src.location = location;
 	src.len = len;
 	src.jstate = NULL;
+	src.utility = utility;
 	ng_slots_count(&key, sample, &src);
 	if (nesting_level == 0)
 		ng_slots_maintenance();
@@ -229,7 +231,7 @@ ng_planner(NG_PLANNER_ARGS)
 		sample.bufusage = &bufusage;
 		sample.walusage = &walusage;
 		ng_count(parse->queryId, query_string, parse->stmt_location,
-				 parse->stmt_len, &sample);
+				 parse->stmt_len, false, &sample);
 	}
 	return result;
 }
@@ -350,7 +352,7 @@ ng_ExecutorEnd(QueryDesc *queryDesc)
 		sample.parallel_workers_launched = NG_PARALLEL_LAUNCHED(estate);
 		ng_count(queryId, queryDesc->sourceText,
 				 queryDesc->plannedstmt->stmt_location,
-				 queryDesc->plannedstmt->stmt_len, &sample);
+				 queryDesc->plannedstmt->stmt_len, false, &sample);
 	}
 
 	if (prev_ExecutorEnd)
@@ -450,7 +452,8 @@ ng_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 			qc->nprocessed : 0;
 		sample.bufusage = &bufusage;
 		sample.walusage = &walusage;
-		ng_count(saved_queryId, queryString, saved_location, saved_len, &sample);
+		ng_count(saved_queryId, queryString, saved_location, saved_len, true,
+				 &sample);
 	}
 }
 

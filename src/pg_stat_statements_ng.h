@@ -178,6 +178,8 @@ typedef struct NgTextSource
 	int			location;		/* statement's offset in it, or -1 */
 	int			len;			/* statement's length, or <= 0 for the rest */
 	JumbleState *jstate;		/* constants to replace, or NULL */
+	bool		utility;		/* a utility statement: replace every literal
+								 * the scanner finds, too */
 } NgTextSource;
 
 /*

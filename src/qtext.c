@@ -18,6 +18,14 @@
  * location that is out of range, or that the scanner cannot match to a
  * token, makes the whole statement go without text.
  *
+ * Utility statements: the jumble finds none of their constants on 15 and
+ * only some on later majors, yet they carry passwords, OPTIONS values,
+ * function and DO bodies, comments.  Their text is scanned as a whole, and
+ * every string constant (quoted, E'', U&'', B'', X'', dollar-quoted) and
+ * numeric constant the scanner finds, outside the ones the jumble replaced,
+ * is replaced too, by $k numbered after the jumble's and after any $n the
+ * text contains.  A text the scanner rejects goes without text.
+ *
  * Text memory: allocations in the DSA area, counted in
  * ng_shared->text_bytes (an atomic) and capped by query_text_memory.  A
  * text that does not fit is not stored; the caller counts it.  Freeing is
@@ -27,6 +35,8 @@
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include <ctype.h>
 
 #include "common/keywords.h"
 #include "lib/stringinfo.h"
@@ -42,6 +52,7 @@ typedef struct QtextConst
 	int			length;			/* bytes, or -1 for a duplicate */
 	bool		squashed;
 	bool		extern_param;
+	bool		literal;		/* found by the scanner, not the jumble */
 } QtextConst;
 
 static int
@@ -124,21 +135,135 @@ qtext_measure_constants(QtextConst *consts, int n, const char *stmt, int len)
 }
 
 /*
+ * qtext_literal_kind
+ *		What a token is, from its text as the scanner leaves it in its
+ *		buffer (ended by a zero byte): 'c' for a string or numeric
+ *		constant, 'p' for a parameter symbol ($n), 0 for anything else.
+ *		Identifiers and keywords never start with a quote, a digit or a
+ *		dollar sign; a letter followed by a quote (E'', B'', X'') or U&'
+ *		can only begin a string constant.
+ */
+static char
+qtext_literal_kind(const char *tok)
+{
+	char		c = tok[0];
+
+	if (c == '\'')
+		return 'c';
+	if (c != '\0' && strchr("EeBbXx", c) != NULL && tok[1] == '\'')
+		return 'c';
+	if ((c == 'U' || c == 'u') && tok[1] == '&' && tok[2] == '\'')
+		return 'c';
+	if (c == '$' && isdigit((unsigned char) tok[1]))
+		return 'p';
+	if (c == '$' && tok[1] != '\0')
+		return 'c';				/* $$...$$ or $tag$...$tag$ */
+	if (isdigit((unsigned char) c) ||
+		(c == '.' && isdigit((unsigned char) tok[1])))
+		return 'c';
+	return 0;
+}
+
+/*
+ * qtext_find_literals
+ *		Every string and numeric constant of a statement (a NUL-terminated
+ *		copy of exactly the statement), in text order, as constants with
+ *		literal set; *max_param gets the highest $n written in the text.
+ *		Returns a palloc'd array of *n entries, or NULL if a token cannot be
+ *		measured within the text.  A scanner error propagates (the caller
+ *		catches it).
+ */
+static QtextConst *
+qtext_find_literals(const char *stmt, int len, int *n, int *max_param)
+{
+	core_yyscan_t scanner;
+	core_yy_extra_type extra;
+	core_YYSTYPE lval;
+	YYLTYPE		lloc = -1;
+	int			cap = 8;
+	QtextConst *lits = palloc(sizeof(QtextConst) * cap);
+	bool		ok = true;
+
+	*n = 0;
+	*max_param = 0;
+	scanner = scanner_init(stmt, &extra, &ScanKeywords, ScanKeywordTokens);
+	extra.escape_string_warning = false;
+	while (core_yylex(&lval, &lloc, scanner) != 0)
+	{
+		const char *tok;
+		char		kind;
+
+		if (lloc < 0 || lloc >= len)
+		{
+			ok = false;
+			break;
+		}
+		/* as in qtext_measure_constants: the token ends with a zero byte */
+		tok = extra.scanbuf + lloc;
+		kind = qtext_literal_kind(tok);
+		if (kind == 'p')
+		{
+			long		p = strtol(tok + 1, NULL, 10);
+
+			if (p > *max_param && p <= PG_INT32_MAX / 2)
+				*max_param = (int) p;
+			continue;
+		}
+		if (kind != 'c')
+			continue;
+		if (*n == cap)
+		{
+			cap *= 2;
+			lits = repalloc(lits, sizeof(QtextConst) * cap);
+		}
+		lits[*n].location = lloc;
+		lits[*n].length = strlen(tok);
+		lits[*n].squashed = false;
+		lits[*n].extern_param = false;
+		lits[*n].literal = true;
+		if (lits[*n].length <= 0 || lits[*n].length > len - lloc)
+		{
+			ok = false;
+			break;
+		}
+		(*n)++;
+	}
+	scanner_finish(scanner);
+	if (!ok)
+	{
+		pfree(lits);
+		return NULL;
+	}
+	return lits;
+}
+
+/*
  * qtext_normalize
  *		Replace the constants of a statement by parameter symbols.  stmt is
  *		a NUL-terminated copy of the statement, which starts at offset
  *		stmt_loc of the source string the jumble's locations refer to.
+ *		jstate may be NULL (no constants found by the jumble).  For a
+ *		utility statement, the literals the scanner finds outside the
+ *		jumble's constants are replaced too, numbered after them.
  *		Returns a palloc'd text, or NULL if any location does not check out.
  */
 static char *
 qtext_normalize(const JumbleState *jstate, const char *stmt, int stmt_loc,
-				int len, int *out_len)
+				int len, bool utility, int *out_len)
 {
-	int			n = jstate->clocations_count;
-	QtextConst *consts = palloc(sizeof(QtextConst) * n);
+	int			n = jstate ? jstate->clocations_count : 0;
+	int			nlits = 0;
+	int			max_param = 0;
+	int			highest_extern = jstate ? jstate->highest_extern_param_id : 0;
+	QtextConst *consts = palloc(sizeof(QtextConst) * (n + 1));
+	QtextConst *lits = NULL;
+	QtextConst *all;
+	int			nall;
 	StringInfoData buf;
 	int			copied = 0;		/* bytes of stmt already written */
 	int			replaced = 0;
+	int			replaced_lits = 0;
+	int			first_lit;
 	bool		has_squashed = false;
 
 	for (int i = 0; i < n; i++)
@@ -149,6 +274,7 @@ qtext_normalize(const JumbleState *jstate, const char *stmt, int stmt_loc,
 		consts[i].length = l->length;
 		consts[i].squashed = NG_LOC_SQUASHED(l);
 		consts[i].extern_param = NG_LOC_EXTERN_PARAM(l);
+		consts[i].literal = false;
 		has_squashed |= consts[i].squashed;
 		/* untrusted: every location must lie within the statement */
 		if (consts[i].location < 0 || consts[i].location >= len)
@@ -165,10 +291,54 @@ qtext_normalize(const JumbleState *jstate, const char *stmt, int stmt_loc,
 		return NULL;
 	}
 
-	initStringInfo(&buf);
-	for (int i = 0; i < n; i++)
+	/*
+	 * A utility statement: add the scanner's literals that do not lie within
+	 * a constant of the jumble's (the number of a negative constant, a
+	 * constant the jumble found too).
+	 */
+	all = consts;
+	nall = n;
+	if (utility)
 	{
-		const QtextConst *c = &consts[i];
+		int			j = 0;
+
+		lits = qtext_find_literals(stmt, len, &nlits, &max_param);
+		if (lits == NULL)
+		{
+			pfree(consts);
+			return NULL;
+		}
+		all = palloc(sizeof(QtextConst) * (n + nlits + 1));
+		memcpy(all, consts, sizeof(QtextConst) * n);
+		nall = n;
+		for (int i = 0; i < nlits; i++)
+		{
+			/*
+			 * Both lists are in text order and the jumble's spans do not
+			 * overlap: pass the spans that end before this literal; it is
+			 * inside the next one if that one starts at or before it.
+			 */
+			while (j < n && (consts[j].length < 0 ||
+							 consts[j].location + consts[j].length <= lits[i].location))
+				j++;
+			if (j < n && consts[j].location <= lits[i].location)
+				continue;
+			all[nall++] = lits[i];
+		}
+		qsort(all, nall, sizeof(QtextConst), qtext_const_cmp);
+	}
+
+	/* the jumble's constants are numbered first, then the scanner's */
+	first_lit = highest_extern;
+	for (int i = 0; i < n; i++)
+		if (consts[i].length >= 0 && !(consts[i].extern_param && !has_squashed))
+			first_lit++;
+	first_lit = Max(first_lit, max_param);
+
+	initStringInfo(&buf);
+	for (int i = 0; i < nall; i++)
+	{
+		const QtextConst *c = &all[i];
 
 		if (c->length < 0)
 			continue;			/* a duplicate location */
@@ -178,18 +348,28 @@ qtext_normalize(const JumbleState *jstate, const char *stmt, int stmt_loc,
 		if (c->location < copied)
 		{
 			/* overlaps what was replaced before: cannot happen, be safe */
+			if (all != consts)
+				pfree(all);
+			if (lits)
+				pfree(lits);
 			pfree(consts);
 			pfree(buf.data);
 			return NULL;
 		}
 		appendBinaryStringInfo(&buf, stmt + copied, c->location - copied);
-		appendStringInfo(&buf, "$%d%s",
-						 replaced + 1 + jstate->highest_extern_param_id,
-						 c->squashed ? " /*, ... */" : "");
-		replaced++;
+		if (c->literal)
+			appendStringInfo(&buf, "$%d", first_lit + ++replaced_lits);
+		else
+			appendStringInfo(&buf, "$%d%s",
+							 replaced++ + 1 + highest_extern,
+							 c->squashed ? " /*, ... */" : "");
 		copied = c->location + c->length;
 	}
 	appendBinaryStringInfo(&buf, stmt + copied, len - copied);
+	if (all != consts)
+		pfree(all);
+	if (lits)
+		pfree(lits);
 	pfree(consts);
 	*out_len = buf.len;
 	return buf.data;
@@ -198,7 +378,8 @@ qtext_normalize(const JumbleState *jstate, const char *stmt, int stmt_loc,
 /*
  * ng_qtext_prepare
  *		The text to store for a statement: the statement cut out of its
- *		source string, with constants replaced if the jumble found any.
+ *		source string, with constants replaced if the jumble found any, and
+ *		for a utility statement every literal the scanner finds.
  *		Returns a palloc'd, NUL-terminated text and its length, or NULL
  *		when no safe text can be made.  Never raises an error of its own;
  *		errors from the scanner are caught and mean "no text".
@@ -221,7 +402,8 @@ ng_qtext_prepare(const NgTextSource *src, int *len)
 	copy = pnstrdup(stmt, stmt_len);
 	stmt_len = strlen(copy);	/* an embedded NUL would end the text */
 
-	if (src->jstate == NULL || src->jstate->clocations_count == 0)
+	if (!src->utility &&
+		(src->jstate == NULL || src->jstate->clocations_count == 0))
 	{
 		*len = stmt_len;
 		return copy;
@@ -229,7 +411,8 @@ ng_qtext_prepare(const NgTextSource *src, int *len)
 
 	PG_TRY();
 	{
-		result = qtext_normalize(src->jstate, copy, loc, stmt_len, len);
+		result = qtext_normalize(src->jstate, copy, loc, stmt_len,
+								 src->utility, len);
 	}
 	PG_CATCH();
 	{
