@@ -361,6 +361,7 @@ persist_restore_entry(const NgDumpEntry *de, const char *qtext)
 		if (!DsaPointerIsValid(tdp))
 			ng_note_loss(NG_LOSS_TEXT_MEMORY, 1);
 	}
+	(void) ng_entry_prepare(part);
 
 	LWLockAcquire(part->lock, LW_EXCLUSIVE);
 	dp = ng_entry_insert(part, &de->key, hash, tdp, de->text_len, de->encoding,
@@ -384,6 +385,7 @@ persist_restore_entry(const NgDumpEntry *de, const char *qtext)
 		}
 	}
 	LWLockRelease(part->lock);
+	ng_entry_prepared_release();
 
 	if (!DsaPointerIsValid(dp) || found)
 		ng_entry_unreserve();
