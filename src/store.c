@@ -321,12 +321,19 @@ ng_entry_lookup(NgSharedPartition *part, const NgKey *key, uint32 hash,
  *   section), and PG_TRY restored error_context_stack.
  *
  * An error cannot be caught where ERROR is promoted to FATAL (while the
- * process exits, proc_exit_inprogress) or to PANIC (in a critical section),
- * nor while a (sub)transaction aborts (failures.c records failed statements
- * from the abort callbacks): the error being handled may still be on the
- * error stack, and FlushErrorState would discard it.  There nothing is
- * allocated and the caller degrades as for any refusal (a statement counts
- * in an unbound slot, and maintenance gets it an entry later).
+ * process exits, proc_exit_inprogress) or to PANIC (in a critical section):
+ * there nothing is allocated and the caller degrades as for any refusal (a
+ * statement counts in an unbound slot).  While a (sub)transaction aborts
+ * (failures.c records failed statements from the abort callbacks), the
+ * error that caused the abort may still be on the error stack, and our
+ * FlushErrorState discards it too.  In a client backend that is harmless:
+ * every core path that aborts with an error pending has already reported
+ * it and only flushes it afterwards (PostgresMain: EmitErrorReport, then
+ * AbortCurrentTransaction, then FlushErrorState), or copied and flushed it
+ * before aborting (PL/pgSQL and the other PLs' exception blocks, SPI's
+ * commit and rollback).  Background workers are not so uniform (the
+ * logical replication workers abort and then re-throw the pending error),
+ * so in any other process nothing is allocated while a transaction aborts.
  *
  * After a failure, growth is blocked for everyone with
  * dsa_set_size_limit(area, 0) (dsa.c then refuses to create a segment, with
@@ -386,14 +393,18 @@ store_dsa_maybe_allow_growth(void)
 /*
  * ng_dsa_can_allocate
  *		Whether ng_dsa_allocate may try here (see above): false while the
- *		process exits, in a critical section, and while a (sub)transaction
- *		aborts.  Callers that can wait for a better moment check it first.
+ *		process exits, in a critical section, and, except in a client
+ *		backend, while a (sub)transaction aborts.  Callers that can wait for
+ *		a better moment check it first.
  */
 bool
 ng_dsa_can_allocate(void)
 {
-	return !proc_exit_inprogress && CritSectionCount == 0 &&
-		!(IsTransactionOrTransactionBlock() && !IsTransactionState());
+	if (proc_exit_inprogress || CritSectionCount > 0)
+		return false;
+	if (IsTransactionOrTransactionBlock() && !IsTransactionState())
+		return MyBackendType == B_BACKEND;
+	return true;
 }
 
 /*
