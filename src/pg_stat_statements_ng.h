@@ -256,8 +256,8 @@ typedef struct NgSharedStats
 	int64		counts_discarded;	/* executions lost (see design.md) */
 	int64		unadmitted_calls;	/* calls of statements that got no entry */
 	int64		lock_misses;	/* conditional lock attempts that failed */
-	int64		dsa_failures;	/* DSA allocations refused: the area could
-								 * not grow (store.c, ng_dsa_allocate) */
+	int64		dsa_failures;	/* DSA allocations refused: the area could not
+								 * grow (store.c, ng_dsa_allocate) */
 	TimestampTz stats_reset;
 } NgSharedStats;
 
