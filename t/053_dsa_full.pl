@@ -97,6 +97,18 @@ my @logged = ($log =~ /its shared memory area could not grow/g);
 is(scalar(@logged), 1, 'and logged once');
 unlike($log, qr/TRAP:|PANIC:|ERROR:/, 'no assertion failure, no error in the log');
 
+# Failed statements are recorded from the transaction abort callback, where
+# an allocation error is contained too: the client sees its own error only.
+my ($ret, $out, $err) = $node->psql('postgres',
+	join('', map { "DROP TABLE missing_$_;\n" } 1 .. 100),
+	on_error_stop => 0);
+my @errs = ($err =~ /^.*ERROR:.*$/mg);
+is(scalar(@errs), 100, 'each failing statement reports one error');
+is(scalar(grep { !/table "missing_\d+" does not exist/ } @errs), 0,
+	'and only its own');
+unlike(slurp_file($node->logfile), qr/ERROR:  could not resize|TRAP:|PANIC:/,
+	'no allocation error reached the log');
+
 # Space returns.  Growth is retried one second after the last failure: poll
 # (bounded) until a new statement gets its entry again.
 unlink($filler) or die "cannot remove $filler: $!";
