@@ -66,8 +66,9 @@
  *   1: first layout (96-byte header)
  *   2: NgSharedStats gained unadmitted_calls (104-byte header), entries
  *	    text_stored_at
+ *   3: NgSharedStats gained dsa_failures (112-byte header)
  */
-#define NG_DUMP_FORMAT		2
+#define NG_DUMP_FORMAT		3
 
 /* How long the keeper waits at shutdown for backends to fold and exit */
 #define NG_SHUTDOWN_WAIT_MS	10000
