@@ -210,7 +210,7 @@ push @cases,
   # the same header cases without the CRC fixed: the checksum fires first
   [ 'wrong magic, CRC not fixed', patch($valid, 0, pack('L', 0x53534E47)),
 	qr/checksum mismatch/ ],
-  [ 'format version 3, CRC not fixed', patch($valid, 4, pack('L', 3)),
+  [ 'format version 4, CRC not fixed', patch($valid, 4, pack('L', 4)),
 	qr/checksum mismatch/ ];
 
 # lengths and counts, CRC recomputed: nothing read from the file is trusted
