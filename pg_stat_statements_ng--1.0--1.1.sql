@@ -5,3 +5,37 @@
 
 -- 1.1 changes the SQL objects of 1.0 as follows (each change is made here
 -- and in pg_stat_statements_ng--1.1.sql alike):
+
+-- pg_stat_statements_ng_info gains dsa_failures: DSA allocations refused
+-- because the shared memory area could not grow.
+DROP VIEW pg_stat_statements_ng_info;
+DROP FUNCTION pg_stat_statements_ng_info();
+
+CREATE FUNCTION pg_stat_statements_ng_info(
+    OUT dealloc bigint,
+    OUT stats_reset timestamp with time zone,
+    OUT entries bigint,
+    OUT max bigint,
+    OUT evicted_calls bigint,
+    OUT evicted_exec_time float8,
+    OUT last_eviction_time timestamp with time zone,
+    OUT query_text_memory_used bigint,
+    OUT query_text_memory_max bigint,
+    OUT texts_dropped bigint,
+    OUT entries_refused bigint,
+    OUT counts_discarded bigint,
+    OUT unadmitted_calls bigint,
+    OUT lock_misses bigint,
+    OUT folds bigint,
+    OUT entries_memory bigint,
+    OUT slots_memory bigint,
+    OUT dsa_failures bigint
+)
+RETURNS record
+AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_info_1_0'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW pg_stat_statements_ng_info AS
+  SELECT * FROM pg_stat_statements_ng_info();
+
+GRANT SELECT ON pg_stat_statements_ng_info TO PUBLIC;

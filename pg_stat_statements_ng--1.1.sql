@@ -189,7 +189,8 @@ CREATE FUNCTION pg_stat_statements_ng_info(
     OUT lock_misses bigint,
     OUT folds bigint,
     OUT entries_memory bigint,
-    OUT slots_memory bigint
+    OUT slots_memory bigint,
+    OUT dsa_failures bigint
 )
 RETURNS record
 AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_info_1_0'

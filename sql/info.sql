@@ -30,3 +30,15 @@ SET pg_stat_statements_ng.max = 10;
 ALTER SYSTEM SET pg_stat_statements_ng.max = 10;
 SET pg_stat_statements_ng.slots_per_backend = 16;
 SET pg_stat_statements_ng.no_such_setting = 1;
+
+-- one C function serves 1.0's info (17 columns) and 1.1's (dsa_failures
+-- added): a database still at 1.0 reads it, then updates
+DROP EXTENSION pg_stat_statements_ng;
+CREATE EXTENSION pg_stat_statements_ng VERSION '1.0';
+SELECT count(*) AS columns_1_0 FROM pg_attribute
+ WHERE attrelid = 'pg_stat_statements_ng_info'::regclass AND attnum > 0;
+SELECT max, counts_discarded FROM pg_stat_statements_ng_info;
+ALTER EXTENSION pg_stat_statements_ng UPDATE TO '1.1';
+SELECT count(*) AS columns_1_1 FROM pg_attribute
+ WHERE attrelid = 'pg_stat_statements_ng_info'::regclass AND attnum > 0;
+SELECT max, dsa_failures FROM pg_stat_statements_ng_info;

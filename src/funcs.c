@@ -574,11 +574,14 @@ pg_stat_statements_ng_reset_1_0(PG_FUNCTION_ARGS)
 	PG_RETURN_TIMESTAMPTZ(ng_store_reset(userid, dbid, queryid, minmax_only));
 }
 
-#define NG_INFO_COLS	17
+#define NG_INFO_COLS_1_0	17
+#define NG_INFO_COLS	18		/* 1.1 adds dsa_failures */
 
 /*
  * pg_stat_statements_ng_info()
- *		Capacity and loss figures.
+ *		Capacity and loss figures.  The same C function serves every
+ *		version of the SQL function: it fills the columns the caller's row
+ *		type has (17 in 1.0; 1.1 adds dsa_failures at the end).
  */
 Datum
 pg_stat_statements_ng_info_1_0(PG_FUNCTION_ARGS)
@@ -592,7 +595,7 @@ pg_stat_statements_ng_info_1_0(PG_FUNCTION_ARGS)
 	ng_check_loaded();
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	if (tupdesc->natts != NG_INFO_COLS)
+	if (tupdesc->natts != NG_INFO_COLS_1_0 && tupdesc->natts != NG_INFO_COLS)
 		elog(ERROR, "incorrect number of output arguments");
 
 	SpinLockAcquire(&ng_shared->mutex);
@@ -619,6 +622,8 @@ pg_stat_statements_ng_info_1_0(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum((int64) pg_atomic_read_u32(&ng_shared->entry_count) *
 								(int64) sizeof(NgSharedEntry));
 	values[i++] = Int64GetDatum((int64) ng_slots_shmem_size());
+	Assert(i == NG_INFO_COLS_1_0);
+	values[i++] = Int64GetDatum(stats.dsa_failures);
 	Assert(i == NG_INFO_COLS);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));

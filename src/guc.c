@@ -46,6 +46,9 @@ bool		ng_track_planning = false;
 bool		ng_save = true;
 int			ng_query_text_memory_kb = 64 * 1024;
 int			ng_slots_per_backend = 64;
+#ifdef USE_ASSERT_CHECKING
+bool		ng_debug_fail_at_exit = false;
+#endif
 double		ng_sample_rate = 1.0;
 
 /*
@@ -426,6 +429,19 @@ ng_define_gucs(void)
 							 PGC_SUSET,
 							 GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,
 							 NULL, assign_debug_fault, NULL);
+
+	/*
+	 * A fault injection for tests, on assertion builds only: the exit
+	 * callback fails after folding its first slot (slots.c).
+	 */
+	DefineCustomBoolVariable("pg_stat_statements_ng.debug_fail_at_exit",
+							 "Makes the exit callback fail (assertion builds, for tests).",
+							 NULL,
+							 &ng_debug_fail_at_exit,
+							 false,
+							 PGC_SUSET,
+							 GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
 #endif
 
 	MarkGUCPrefixReserved(NG_NAME);

@@ -70,8 +70,9 @@
  *   1: first layout (96-byte header)
  *   2: NgSharedStats gained unadmitted_calls (104-byte header), entries
  *	    text_stored_at
+ *   3: NgSharedStats gained dsa_failures (112-byte header)
  */
-#define NG_DUMP_FORMAT		2
+#define NG_DUMP_FORMAT		3
 
 /* How long the keeper waits at shutdown for backends to fold and exit */
 #define NG_SHUTDOWN_WAIT_MS	10000
@@ -474,6 +475,7 @@ persist_restore_entry(const NgDumpEntry *de, const char *qtext)
 		if (!DsaPointerIsValid(tdp))
 			ng_note_loss(NG_LOSS_TEXT_MEMORY, 1);
 	}
+	(void) ng_entry_prepare(part);
 
 	LWLockAcquire(part->lock, LW_EXCLUSIVE);
 	dp = ng_entry_insert(part, &de->key, hash, tdp, de->text_len, de->encoding,
@@ -499,6 +501,7 @@ persist_restore_entry(const NgDumpEntry *de, const char *qtext)
 		}
 	}
 	LWLockRelease(part->lock);
+	ng_entry_prepared_release();
 
 	if (!DsaPointerIsValid(dp) || found)
 		ng_entry_unreserve();

@@ -267,6 +267,8 @@ typedef struct NgSharedStats
 	int64		counts_discarded;	/* executions lost (see design.md) */
 	int64		unadmitted_calls;	/* calls of statements that got no entry */
 	int64		lock_misses;	/* conditional lock attempts that failed */
+	int64		dsa_failures;	/* DSA allocations refused: the area could not
+								 * grow (store.c, ng_dsa_allocate) */
 	TimestampTz stats_reset;
 } NgSharedStats;
 
@@ -280,6 +282,10 @@ typedef struct NgSharedState
 	pg_atomic_uint32 losses_logged; /* NgLoss bits already logged */
 	pg_atomic_uint64 change_generation; /* advanced by each changed_since */
 	pg_atomic_uint64 folds;		/* slot folds, for the info view */
+	pg_atomic_uint32 dsa_capped;	/* 1: growth of the DSA area is blocked
+									 * (size limit 0) after a failure */
+	pg_atomic_uint64 dsa_retry_at;	/* when capped: TimestampTz after which
+									 * one backend lifts the cap and retries */
 	bool		restore_pending;	/* set by postmaster, cleared by keeper */
 	slock_t		mutex;			/* protects stats */
 	NgSharedStats stats;
@@ -345,6 +351,9 @@ extern bool ng_track_planning;
 extern bool ng_save;
 extern int	ng_query_text_memory_kb;
 extern int	ng_slots_per_backend;
+#ifdef USE_ASSERT_CHECKING
+extern bool ng_debug_fail_at_exit;
+#endif
 extern double ng_sample_rate;
 
 extern void ng_define_gucs(void);
@@ -395,6 +404,10 @@ extern NgSharedPartition *ng_partition(uint32 hash);
 extern NgSharedEntry *ng_entry_lookup(NgSharedPartition *part,
 									  const NgKey *key, uint32 hash,
 									  dsa_pointer *dp);
+extern bool ng_dsa_can_allocate(void);
+extern dsa_pointer ng_dsa_allocate(size_t size, int flags);
+extern bool ng_entry_prepare(NgSharedPartition *part);
+extern void ng_entry_prepared_release(void);
 extern dsa_pointer ng_entry_insert(NgSharedPartition *part, const NgKey *key,
 								   uint32 hash, dsa_pointer qtext, int text_len,
 								   int encoding, bool *found);
@@ -415,6 +428,7 @@ typedef enum NgLoss
 	NG_LOSS_TEXT_MEMORY = 0,	/* a text did not fit query_text_memory */
 	NG_LOSS_TABLE_FULL,			/* no entry could be made room for */
 	NG_LOSS_COUNTS,				/* counts were discarded */
+	NG_LOSS_DSA,				/* the DSA area could not grow */
 	NG_NUM_LOSSES
 } NgLoss;
 

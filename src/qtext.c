@@ -429,8 +429,9 @@ ng_qtext_prepare(const NgTextSource *src, int *len)
 /*
  * ng_qtext_store
  *		Copy a text into DSA memory, if it fits under query_text_memory.
- *		Returns InvalidDsaPointer if it does not fit or memory is short.
- *		No lock needed: the byte count is an atomic reservation.
+ *		Returns InvalidDsaPointer if it does not fit or memory is short (the
+ *		reservation is then returned).  Caller holds no partition lock
+ *		(ng_dsa_allocate); the byte count is an atomic reservation.
  */
 dsa_pointer
 ng_qtext_store(const char *qtext, int len)
@@ -447,7 +448,7 @@ ng_qtext_store(const char *qtext, int len)
 	} while (!pg_atomic_compare_exchange_u64(&ng_shared->text_bytes, &cur,
 											 cur + need));
 
-	dp = dsa_allocate_extended(ng_area, need, DSA_ALLOC_NO_OOM | DSA_ALLOC_HUGE);
+	dp = ng_dsa_allocate(need, DSA_ALLOC_HUGE);
 	if (!DsaPointerIsValid(dp))
 	{
 		pg_atomic_fetch_sub_u64(&ng_shared->text_bytes, need);

@@ -228,6 +228,55 @@ ng_slot_try_read(const NgSlot *slot, NgSlot *copy)
 /* ---- attaching ---- */
 
 static void slots_exit_callback(int code, Datum arg);
+static NgLocalEntry *local_entry(const NgKey *key, uint32 hash);
+
+/*
+ * slots_inherit
+ *		Take over the slots a previous owner of this slot area left in use.
+ *		A backend folds all its slots at exit, but if its exit callback
+ *		failed (an ERROR there is FATAL, and the rest of the callback is
+ *		skipped), slots can still be in use, bound slots still pinning their
+ *		entries.  Readers count them all along; this backend now owns them:
+ *		it folds them as its own (and so drops their pins) at its next
+ *		maintenance, or when it needs the slots, or at its exit.  Nothing is
+ *		overwritten.  Logged once per backend that inherits.
+ */
+static void
+slots_inherit(void)
+{
+	int			inherited = 0;
+
+	for (int i = 0; i < ng_slots_per_backend; i++)
+	{
+		NgSlot	   *slot = ng_slot_at(my_area, i);
+		NgLocalEntry *le;
+
+		if (my_area->partition_of[i] == NG_SLOT_FREE)
+			continue;
+
+		/*
+		 * The previous owner never fails inside a write section, but if it
+		 * had, readers would wait on an odd count forever: end it.
+		 */
+		if (slot->changecount & 1)
+			slot_end_write(slot);
+		Assert(slot->in_use);
+		local_slots[i].in_use = true;
+		local_slots[i].key = slot->key;
+		local_slots[i].entry = DsaPointerIsValid(slot->entry) ?
+			dsa_get_address(ng_area, slot->entry) : NULL;
+		local_slots[i].last_used = 0;
+		local_slots[i].used = false;
+		le = local_entry(&slot->key, ng_key_hash(&slot->key));
+		le->slot = i;
+		inherited++;
+	}
+	if (inherited > 0)
+		ereport(LOG,
+				(errmsg("pg_stat_statements_ng: took over %d slots that the previous backend with this process number left in use",
+						inherited),
+				 errdetail("Its exit did not complete; the counts are kept and will be folded by this backend.")));
+}
 
 /*
  * slots_attach
@@ -255,9 +304,7 @@ slots_attach(void)
 		my_area = ng_slots_of_proc(procno);
 		local_slots = MemoryContextAllocZero(TopMemoryContext,
 											 sizeof(NgLocalSlot) * ng_slots_per_backend);
-		/* the previous owner released everything at its exit */
-		for (int i = 0; i < ng_slots_per_backend; i++)
-			Assert(my_area->partition_of[i] == NG_SLOT_FREE);
+		slots_inherit();
 		my_area->active = true;
 	}
 	before_shmem_exit(slots_exit_callback, (Datum) 0);
@@ -447,7 +494,8 @@ slot_get_entry(const NgKey *key, uint32 hash, const char *qtext, int text_len,
 		return NULL;
 	}
 	entry = ng_entry_lookup(part, key, hash, dp);
-	if (entry != NULL && (DsaPointerIsValid(entry->qtext) || qtext == NULL))
+	if (entry != NULL && (DsaPointerIsValid(entry->qtext) || qtext == NULL ||
+						  !ng_dsa_can_allocate()))
 	{
 		if (pin)
 			pg_atomic_fetch_add_u32(&entry->pins, 1);
@@ -456,6 +504,13 @@ slot_get_entry(const NgKey *key, uint32 hash, const char *qtext, int text_len,
 		return entry;
 	}
 	LWLockRelease(part->lock);
+
+	/*
+	 * Creating it, or adding its text, needs DSA memory, which cannot be had
+	 * while the process exits or a transaction aborts (store.c): not now.
+	 */
+	if (!ng_dsa_can_allocate())
+		return NULL;
 
 	/* Creating it, or adding its text: prepare everything outside locks. */
 	if (entry == NULL)
@@ -469,6 +524,8 @@ slot_get_entry(const NgKey *key, uint32 hash, const char *qtext, int text_len,
 	}
 	if (qtext != NULL && (entry != NULL || reserved))
 		tdp = ng_qtext_store(qtext, text_len);
+	if (reserved)
+		(void) ng_entry_prepare(part);
 
 	if (wait)
 		LWLockAcquire(part->lock, LW_EXCLUSIVE);
@@ -479,6 +536,7 @@ slot_get_entry(const NgKey *key, uint32 hash, const char *qtext, int text_len,
 			ng_entry_unreserve();
 		if (DsaPointerIsValid(tdp))
 			ng_qtext_free(tdp, text_len);
+		ng_entry_prepared_release();
 		return NULL;
 	}
 
@@ -526,6 +584,7 @@ slot_get_entry(const NgKey *key, uint32 hash, const char *qtext, int text_len,
 		ng_entry_unreserve();
 	if (DsaPointerIsValid(tdp))
 		ng_qtext_free(tdp, text_len);
+	ng_entry_prepared_release();
 	return entry;
 }
 
@@ -1125,17 +1184,44 @@ ng_slots_maintenance(void)
  * slots_exit_callback
  *		Fold every slot before the backend goes (waiting for locks: the
  *		counts must not be lost).
+ *
+ *		This before_shmem_exit callback is registered after InitPostgres
+ *		registered ShutdownPostgres, so it runs first: a backend that exits
+ *		in the middle of a transaction (FATAL, pg_terminate_backend) still has
+ *		it open here, possibly with LWLocks held.  So it first does what
+ *		ShutdownPostgres would do next anyway, as RemoveTempRelationsCallback
+ *		does in the same position: AbortOutOfAnyTransaction, which releases
+ *		every LWLock and runs the abort callbacks (failures.c records the
+ *		failed statement into our slots now, before they are folded);
+ *		LWLockReleaseAll covers an exit outside a transaction.
+ *
+ *		Nothing here allocates DSA memory (ng_dsa_can_allocate is false while
+ *		the process exits): an unbound slot whose key has no entry leaves its
+ *		counts in evicted_calls and unadmitted_calls.  If this callback
+ *		fails nonetheless (an ERROR here is FATAL and skips the rest of it),
+ *		each slot is either folded or still in use and consistent; readers
+ *		count the latter, and the next backend with this process number takes
+ *		them over (slots_inherit).
  */
 static void
 slots_exit_callback(int code, Datum arg)
 {
 	if (my_area == NULL || ng_area == NULL)
 		return;
-	/* an error may have left us holding locks; they are released by now */
+	AbortOutOfAnyTransaction();
+	LWLockReleaseAll();
 	/* bound slots first: dropping their pins may make room for the others */
 	for (int i = 0; i < ng_slots_per_backend; i++)
+	{
 		if (local_slots[i].in_use && local_slots[i].entry != NULL)
+		{
 			slot_release(i, true);
+#ifdef USE_ASSERT_CHECKING
+			if (ng_debug_fail_at_exit)
+				elog(ERROR, "pg_stat_statements_ng: failure injected at exit");
+#endif
+		}
+	}
 	for (int i = 0; i < ng_slots_per_backend; i++)
 	{
 		if (!local_slots[i].in_use)

@@ -38,18 +38,37 @@
  * - The info figures (NgSharedStats) are under the spinlock mutex, held
  *   only to add to them or copy them.
  *
+ * - Every DSA allocation goes through ng_dsa_allocate, called with no
+ *   partition lock held: new entries and bucket arrays are allocated before
+ *   the exclusive lock is taken (ng_entry_prepare) and freed after it is
+ *   released if they were not used.  dsa_free, and dsa_get_address mapping
+ *   a segment for the first time, may still run under a partition lock:
+ *   both take DSA's own LWLocks (short sections inside dsa.c, blocking).
+ *
+ * Growing the DSA area.  DSA_ALLOC_NO_OOM covers only DSA's own limits:
+ * when dsa.c must create a segment and dsm_create fails (a full /dev/shm,
+ * too many segments), it raises ERROR while holding the area's LWLocks.
+ * ng_dsa_allocate contains that error (see there), blocks further growth
+ * with dsa_set_size_limit(area, 0) so that other backends fail without an
+ * error, counts the refusal in dsa_failures, logs it once, and after
+ * NG_DSA_RETRY_MS lets one allocation try to grow the area again.
+ *
  * No ERROR is raised here while a partition lock is held except by
- * can't-happen checks; allocations in the DSA area use DSA_ALLOC_NO_OOM and
- * the callers degrade when they fail.
+ * can't-happen checks; allocations in the DSA area are made outside
+ * partition locks, and the callers degrade when they fail.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
 #include "utils/timestamp.h"
+#include "utils/wait_event.h"
 
 #include "pg_stat_statements_ng.h"
 
@@ -138,6 +157,8 @@ ng_store_init_shmem(void)
 		pg_atomic_init_u32(&ng_shared->losses_logged, 0);
 		pg_atomic_init_u64(&ng_shared->change_generation, 1);
 		pg_atomic_init_u64(&ng_shared->folds, 0);
+		pg_atomic_init_u32(&ng_shared->dsa_capped, 0);
+		pg_atomic_init_u64(&ng_shared->dsa_retry_at, 0);
 		SpinLockInit(&ng_shared->mutex);
 		ng_shared->stats.stats_reset = GetCurrentTimestamp();
 		for (int i = 0; i < NG_NUM_PARTITIONS; i++)
@@ -268,10 +289,253 @@ ng_entry_lookup(NgSharedPartition *part, const NgKey *key, uint32 hash,
 }
 
 /*
+ * DSA memory.
+ *
+ * ng_dsa_allocate is the only way this extension allocates in the DSA area.
+ * dsa_allocate_extended(DSA_ALLOC_NO_OOM) returns InvalidDsaPointer when
+ * the area is at its size limit, but when it must create a segment and
+ * dsm_create fails (ENOSPC from a full /dev/shm, "too many dynamic shared
+ * memory segments"), dsm_impl.c and dsm.c raise ERROR, and dsa.c is then
+ * holding its area LWLock, and, for a small allocation, the LWLock of the
+ * size class.  Catching that error is safe here, because:
+ *
+ * - dsa.c changes no shared state before dsm_create returns (make_new_segment
+ *   only reads the control struct before it), and dsm_impl_posix backs out
+ *   what it did (closes the fd, releases the external-fd reservation,
+ *   unlinks the file, restores the signal mask) before raising; for "too many
+ *   segments" dsm_create destroys the new segment before raising.  What is
+ *   left behind is the unfinished segment's descriptor in backend memory
+ *   (freed at exit) and, for a small allocation, a span descriptor in the
+ *   area (dsa.c leaks it the same way when growth fails without error).
+ * - The LWLocks dsa.c holds are released with LWLockReleaseAll.  That
+ *   releases every LWLock this backend holds, which is correct because the
+ *   caller holds none: not ours (asserted), and none of the core's, since
+ *   we run from the hooks, the maintenance and the keeper, where core holds
+ *   no LWLock across calls into code that can raise an error.  It is what
+ *   AbortSubTransaction does when a PL/pgSQL exception block catches an
+ *   error.  LWLockRelease resumes interrupts once per lock, balanced by
+ *   LWLockReleaseAll's HOLD_INTERRUPTS.
+ * - dsa.c makes the area's resource owner current around dsm_create (NULL
+ *   for our area, whose mapping is pinned) and restores it only on success:
+ *   the caller's CurrentResourceOwner is restored here, or the next
+ *   resource the backend tracks (a buffer pin, a cache reference) would
+ *   find no owner.
+ * - errfinish reset InterruptHoldoffCount and QueryCancelHoldoffCount to 0
+ *   before it jumped here (the holdoffs of those LWLockAcquire calls and any
+ *   of the caller's): both are restored to the values saved on entry.
+ *   CritSectionCount is 0 (asserted: we never allocate in a critical
+ *   section), and PG_TRY restored error_context_stack.
+ *
+ * An error cannot be caught where ERROR is promoted to FATAL (while the
+ * process exits, proc_exit_inprogress) or to PANIC (in a critical section):
+ * there nothing is allocated and the caller degrades as for any refusal (a
+ * statement counts in an unbound slot).  While a (sub)transaction aborts
+ * (failures.c records failed statements from the abort callbacks), the
+ * error that caused the abort may still be on the error stack, and our
+ * FlushErrorState discards it too.  In a client backend that is harmless:
+ * every core path that aborts with an error pending has already reported
+ * it and only flushes it afterwards (PostgresMain: EmitErrorReport, then
+ * AbortCurrentTransaction, then FlushErrorState), or copied and flushed it
+ * before aborting (PL/pgSQL and the other PLs' exception blocks, SPI's
+ * commit and rollback).  Background workers are not so uniform (the
+ * logical replication workers abort and then re-throw the pending error),
+ * so in any other process nothing is allocated while a transaction aborts.
+ *
+ * After a failure, growth is blocked for everyone with
+ * dsa_set_size_limit(area, 0) (dsa.c then refuses to create a segment, with
+ * no error, but still allocates from the free space of existing segments),
+ * so that backends do not each try dsm_create again.  Once NG_DSA_RETRY_MS
+ * has passed, the next allocation lifts the limit and tries; one that fails
+ * blocks growth again.  Every refused allocation is counted in dsa_failures.
+ */
+#define NG_DSA_RETRY_MS		1000
+
+/* the message of the last dsm_create error caught, for the log */
+static char dsa_error[256];
+
+/*
+ * store_holds_partition_lock
+ *		Whether this backend holds any partition lock (for assertions).
+ */
+static bool
+store_holds_partition_lock(void)
+{
+	for (int i = 0; i < NG_NUM_PARTITIONS; i++)
+		if (LWLockHeldByMe(ng_shared->partitions[i].lock))
+			return true;
+	return false;
+}
+
+/*
+ * store_dsa_block_growth / store_dsa_maybe_allow_growth
+ *		Block the area's growth after a failure; lift the block, once the
+ *		retry time has come, in exactly one backend.  Caller holds no lock
+ *		of ours (dsa_set_size_limit takes the area's LWLock).
+ */
+static void
+store_dsa_block_growth(void)
+{
+	pg_atomic_write_u64(&ng_shared->dsa_retry_at,
+						(uint64) TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+															 NG_DSA_RETRY_MS));
+	pg_atomic_write_u32(&ng_shared->dsa_capped, 1);
+	dsa_set_size_limit(ng_area, 0);
+}
+
+static void
+store_dsa_maybe_allow_growth(void)
+{
+	uint32		capped = 1;
+
+	if (likely(pg_atomic_read_u32(&ng_shared->dsa_capped) == 0))
+		return;
+	if ((TimestampTz) pg_atomic_read_u64(&ng_shared->dsa_retry_at) >
+		GetCurrentTimestamp())
+		return;
+	if (pg_atomic_compare_exchange_u32(&ng_shared->dsa_capped, &capped, 0))
+		dsa_set_size_limit(ng_area, SIZE_MAX);
+}
+
+/*
+ * ng_dsa_can_allocate
+ *		Whether ng_dsa_allocate may try here (see above): false while the
+ *		process exits, in a critical section, and, except in a client
+ *		backend, while a (sub)transaction aborts.  Callers that can wait for
+ *		a better moment check it first.
+ */
+bool
+ng_dsa_can_allocate(void)
+{
+	if (proc_exit_inprogress || CritSectionCount > 0)
+		return false;
+	if (IsTransactionOrTransactionBlock() && !IsTransactionState())
+		return MyBackendType == B_BACKEND;
+	return true;
+}
+
+/*
+ * ng_dsa_allocate
+ *		Allocate in the DSA area, never raising an error: returns
+ *		InvalidDsaPointer (counted in dsa_failures) when the area has no room
+ *		and cannot grow.  flags as for dsa_allocate_extended; DSA_ALLOC_NO_OOM
+ *		is implied.  Caller holds no partition lock (nor any other LWLock).
+ */
+dsa_pointer
+ng_dsa_allocate(size_t size, int flags)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+	uint32		holdoff = InterruptHoldoffCount;
+	uint32		cancel_holdoff = QueryCancelHoldoffCount;
+	volatile dsa_pointer dp = InvalidDsaPointer;
+	volatile bool failed = false;
+
+	Assert(!store_holds_partition_lock());
+	if (!ng_dsa_can_allocate())
+	{
+		ng_note_loss(NG_LOSS_DSA, 1);
+		return InvalidDsaPointer;
+	}
+	store_dsa_maybe_allow_growth();
+
+	PG_TRY();
+	{
+		dp = dsa_allocate_extended(ng_area, size, flags | DSA_ALLOC_NO_OOM);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(oldcxt);
+		/* dsa.c switched to the area's owner around dsm_create */
+		CurrentResourceOwner = oldowner;
+		edata = CopyErrorData();
+		FlushErrorState();
+		LWLockReleaseAll();
+		pgstat_report_wait_end();
+		InterruptHoldoffCount = holdoff;
+		QueryCancelHoldoffCount = cancel_holdoff;
+		strlcpy(dsa_error, edata->message ? edata->message : "", sizeof(dsa_error));
+		FreeErrorData(edata);
+		dp = InvalidDsaPointer;
+		failed = true;
+	}
+	PG_END_TRY();
+
+	if (failed)
+		store_dsa_block_growth();
+	if (!DsaPointerIsValid(dp))
+		ng_note_loss(NG_LOSS_DSA, 1);
+	return dp;
+}
+
+/*
+ * Memory for one insert, allocated before the partition lock is taken
+ * (ng_entry_prepare), consumed under it by ng_entry_insert, and what was
+ * not consumed, or was replaced, freed after it is released
+ * (ng_entry_prepared_release).  Backend-local.
+ */
+static dsa_pointer prepared_entry = InvalidDsaPointer;
+static dsa_pointer prepared_buckets = InvalidDsaPointer;
+static uint32 prepared_nbuckets = 0;
+static dsa_pointer retired_buckets = InvalidDsaPointer;
+
+/*
+ * ng_entry_prepare
+ *		Allocate what inserting one entry into part may need: the entry, and
+ *		the doubled bucket array if the partition looks due to grow (read
+ *		without the lock: a hint; ng_entry_insert checks under the lock).
+ *		Returns false if there is no memory for the entry.  Caller holds no
+ *		partition lock, and calls ng_entry_prepared_release after its insert
+ *		(or instead of it), once it holds none again.
+ */
+bool
+ng_entry_prepare(NgSharedPartition *part)
+{
+	uint32		nbuckets = part->nbuckets;
+	uint32		nentries = part->nentries;
+
+	if (!DsaPointerIsValid(prepared_entry))
+		prepared_entry = ng_dsa_allocate(sizeof(NgSharedEntry), 0);
+	if (DsaPointerIsValid(prepared_entry) && nentries >= nbuckets)
+	{
+		uint32		want = nbuckets == 0 ? NG_INITIAL_BUCKETS : nbuckets * 2;
+
+		prepared_buckets = ng_dsa_allocate(sizeof(dsa_pointer) * want,
+										   DSA_ALLOC_HUGE);
+		prepared_nbuckets = DsaPointerIsValid(prepared_buckets) ? want : 0;
+	}
+	return DsaPointerIsValid(prepared_entry);
+}
+
+/*
+ * ng_entry_prepared_release
+ *		Free what ng_entry_prepare allocated and ng_entry_insert did not use,
+ *		and a bucket array that an insert replaced.  Caller holds no
+ *		partition lock.
+ */
+void
+ng_entry_prepared_release(void)
+{
+	if (DsaPointerIsValid(prepared_entry))
+		dsa_free(ng_area, prepared_entry);
+	if (DsaPointerIsValid(prepared_buckets))
+		dsa_free(ng_area, prepared_buckets);
+	if (DsaPointerIsValid(retired_buckets))
+		dsa_free(ng_area, retired_buckets);
+	prepared_entry = InvalidDsaPointer;
+	prepared_buckets = InvalidDsaPointer;
+	prepared_nbuckets = 0;
+	retired_buckets = InvalidDsaPointer;
+}
+
+/*
  * store_grow_buckets
- *		Double the bucket array of a partition (or create it).  Caller holds
- *		the partition lock exclusively.  If memory is short the array stays
- *		as it is: chains get longer, nothing fails.
+ *		Double the bucket array of a partition (or create it), with the array
+ *		ng_entry_prepare allocated.  Caller holds the partition lock
+ *		exclusively.  Without a prepared array of the right size the array
+ *		stays as it is: chains get longer, nothing fails.  The old array is
+ *		freed by ng_entry_prepared_release, after the lock is released.
  */
 static void
 store_grow_buckets(NgSharedPartition *part)
@@ -281,10 +545,12 @@ store_grow_buckets(NgSharedPartition *part)
 	dsa_pointer *newb;
 
 	Assert(LWLockHeldByMeInMode(part->lock, LW_EXCLUSIVE));
-	newdp = dsa_allocate_extended(ng_area, sizeof(dsa_pointer) * newsize,
-								  DSA_ALLOC_NO_OOM | DSA_ALLOC_HUGE);
-	if (!DsaPointerIsValid(newdp))
+	if (!DsaPointerIsValid(prepared_buckets) || prepared_nbuckets != newsize ||
+		DsaPointerIsValid(retired_buckets))
 		return;
+	newdp = prepared_buckets;
+	prepared_buckets = InvalidDsaPointer;
+	prepared_nbuckets = 0;
 	newb = dsa_get_address(ng_area, newdp);
 	for (uint32 i = 0; i < newsize; i++)
 		newb[i] = InvalidDsaPointer;
@@ -308,7 +574,7 @@ store_grow_buckets(NgSharedPartition *part)
 				cur = next;
 			}
 		}
-		dsa_free(ng_area, part->buckets);
+		retired_buckets = part->buckets;
 	}
 	part->buckets = newdp;
 	part->nbuckets = newsize;
@@ -345,9 +611,11 @@ ng_entry_unreserve(void)
  *		Insert an entry for key, with the given text (which it then owns),
  *		or find the one that is already there (*found = true; the text is
  *		then not used, and the caller frees it).  Caller holds the partition
- *		lock exclusively and has reserved room with ng_entry_reserve; the
- *		reservation is consumed only if a new entry was inserted.  Returns
- *		InvalidDsaPointer if DSA memory is exhausted.
+ *		lock exclusively, has reserved room with ng_entry_reserve, and has
+ *		allocated the memory with ng_entry_prepare (it calls
+ *		ng_entry_prepared_release after releasing the lock); the reservation
+ *		is consumed only if a new entry was inserted.  Returns
+ *		InvalidDsaPointer if no memory was prepared.
  */
 dsa_pointer
 ng_entry_insert(NgSharedPartition *part, const NgKey *key, uint32 hash,
@@ -368,14 +636,15 @@ ng_entry_insert(NgSharedPartition *part, const NgKey *key, uint32 hash,
 	}
 	*found = false;
 
+	if (!DsaPointerIsValid(prepared_entry))
+		return InvalidDsaPointer;
 	if (part->nentries >= part->nbuckets)
 		store_grow_buckets(part);
 	if (part->nbuckets == 0)
 		return InvalidDsaPointer;
 
-	dp = dsa_allocate_extended(ng_area, sizeof(NgSharedEntry), DSA_ALLOC_NO_OOM);
-	if (!DsaPointerIsValid(dp))
-		return InvalidDsaPointer;
+	dp = prepared_entry;
+	prepared_entry = InvalidDsaPointer;
 	entry = dsa_get_address(ng_area, dp);
 	memset(entry, 0, sizeof(NgSharedEntry));
 	entry->key = *key;
@@ -497,6 +766,9 @@ ng_note_loss(NgLoss loss, int64 n)
 		case NG_LOSS_TABLE_FULL:
 			field = &ng_shared->stats.entries_refused;
 			break;
+		case NG_LOSS_DSA:
+			field = &ng_shared->stats.dsa_failures;
+			break;
 		default:
 			field = &ng_shared->stats.counts_discarded;
 			break;
@@ -518,11 +790,13 @@ ng_log_losses(void)
 		"pg_stat_statements_ng: query text memory is full; new statements are tracked without text",
 		"pg_stat_statements_ng: the statement table is full and nothing can be evicted now; new statements are counted in backend slots until there is room",
 		"pg_stat_statements_ng: counts of statements that could get no entry were discarded",
+		"pg_stat_statements_ng: its shared memory area could not grow; statements that need new memory are counted without entry or text until it can",
 	};
 	static const char *const hints[NG_NUM_LOSSES] = {
 		"Raise pg_stat_statements_ng.query_text_memory.",
 		"Raise pg_stat_statements_ng.max.",
 		"Raise pg_stat_statements_ng.max or pg_stat_statements_ng.slots_per_backend.",
+		"Make room for dynamic shared memory (the size of /dev/shm, or dynamic_shared_memory_type and max_connections).",
 	};
 
 	if (likely(pending_loss_logs == 0))
@@ -533,7 +807,15 @@ ng_log_losses(void)
 
 		if ((pending_loss_logs & bit) == 0)
 			continue;
-		if ((pg_atomic_fetch_or_u32(&ng_shared->losses_logged, bit) & bit) == 0)
+		if ((pg_atomic_fetch_or_u32(&ng_shared->losses_logged, bit) & bit) != 0)
+			continue;
+		if (loss == NG_LOSS_DSA && dsa_error[0] != '\0')
+			ereport(LOG,
+					(errmsg("%s", messages[loss]),
+					 errdetail("The last error was: %s.  This is logged once; pg_stat_statements_ng_info counts every occurrence.",
+							   dsa_error),
+					 errhint("%s", hints[loss])));
+		else
 			ereport(LOG,
 					(errmsg("%s", messages[loss]),
 					 errdetail("This is logged once; pg_stat_statements_ng_info counts every occurrence."),
