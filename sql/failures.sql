@@ -40,8 +40,4 @@ SELECT query, toplevel, calls, errors, cancels, timeouts,
  WHERE errors + cancels + timeouts > 0 OR query LIKE '%fail_t%' OR query = 'DO $1'
  ORDER BY query COLLATE "C", toplevel;
 
--- the timeout took at least the timeout
-SELECT failed_exec_time >= 200 AS waited FROM pg_stat_statements_ng
- WHERE query = 'SELECT pg_sleep($1)';
-
 DROP TABLE fail_t;
