@@ -10,9 +10,16 @@ use warnings FATAL => 'all';
 
 use File::Basename;
 use HTTP::Tiny;
+use FindBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+
+BEGIN
+{
+	require "$FindBin::RealBin/030_contrib_common.pm";
+	ContribCommon->import;
+}
 use Time::HiRes qw(usleep);
 
 my $exporter = '/usr/bin/prometheus-postgres-exporter';
@@ -22,28 +29,13 @@ my $queries = dirname(__FILE__) . '/../docs/exporter/queries.yaml';
 $queries = `realpath $queries`;
 chomp $queries;
 
-my ($stdout, $stderr);
-IPC::Run::run([ 'pg_config', '--sharedir' ], '>', \$stdout);
-chomp(my $share = $stdout);
-IPC::Run::run([ 'pg_config', '--pkglibdir' ], '>', \$stdout);
-chomp(my $pkglibdir = $stdout);
-
 my $node = PostgreSQL::Test::Cluster->new('exporter');
 my $major = $node->pg_version->major;
-my $paths = '';
-if ($major >= 18)
-{
-	my $dropin = "$share/pg_stat_statements_ng_dropin";
-	plan skip_all => "drop-in not installed in $dropin"
-	  unless -f "$dropin/extension/pg_stat_statements.control";
-	$paths = "extension_control_path = '$dropin:\$system'\n"
-	  . "dynamic_library_path = '$dropin/lib:\$libdir'\n";
-}
-else
-{
-	plan skip_all => 'the drop-in is not installed in place of contrib'
-	  unless -l "$pkglibdir/pg_stat_statements.so";
-}
+# the lines a cluster needs to find the drop-in (18: its own directory;
+# 15 to 17: none, it is in contrib's place)
+my $paths = dropin_conf();
+plan skip_all => 'the drop-in is not installed (make install-dropin)'
+  unless defined $paths;
 
 $node->init;
 $node->append_conf('postgresql.conf',
