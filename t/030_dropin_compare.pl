@@ -213,20 +213,29 @@ my $literal = 'DECLARE cmp_h CURSOR WITH HOLD FOR SELECT x FROM cmp_t WHERE x < 
 like($from_contrib, qr/\|\Q$literal\E\|/,
 	'contrib stores the literal of the DECLARE (a documented difference)')
   if $contrib->pg_version->major >= 18;
-my %ours_by_key = map { my @f = split /\|/, $_, -1; ("$f[2]|$f[3]" => $_) }
-  split /\n/, $from_ours;
-my $mapped = 0;
-$from_contrib = join "\n", map {
-	my @f = split /\|/, $_, -1;
-	my $o = $ours_by_key{"$f[2]|$f[3]"};
-	if (defined $o && $o ne $_)
-	{
-		my $q = literals_as_params($f[4]);
-		$mapped++ if $q ne $f[4];
-		$f[4] = $q;
-	}
-	join '|', @f;
-} split /\n/, $from_contrib;
+# contrib's report with the query text of each entry whose row differs from
+# ours written in our form; and how many texts that changed
+sub contrib_in_our_form
+{
+	my ($ours_report, $contrib_report) = @_;
+	my %ours_by_key = map { my @f = split /\|/, $_, -1; ("$f[2]|$f[3]" => $_) }
+	  split /\n/, $ours_report;
+	my $changed = 0;
+	my $mapped = join "\n", map {
+		my @f = split /\|/, $_, -1;
+		my $o = $ours_by_key{"$f[2]|$f[3]"};
+		if (defined $o && $o ne $_)
+		{
+			my $q = literals_as_params($f[4]);
+			$changed++ if $q ne $f[4];
+			$f[4] = $q;
+		}
+		join '|', @f;
+	} split /\n/, $contrib_report;
+	return ($mapped, $changed);
+}
+(my $mapped_contrib, my $mapped) = contrib_in_our_form($from_ours, $from_contrib);
+$from_contrib = $mapped_contrib;
 cmp_ok($mapped, '>=', 3, "contrib's literals of utility statements found ($mapped texts)");
 
 if ($from_ours ne $from_contrib)
@@ -240,7 +249,7 @@ if ($from_ours ne $from_contrib)
 }
 
 my @rows = split /\n/, $from_contrib;
-cmp_ok(scalar(@rows), '>=', 60, 'the workload gave a meaningful number of entries');
+cmp_ok(scalar(@rows), '>=', 50, 'the workload gave a meaningful number of entries');
 is($from_ours, $from_contrib, 'every non-timing column is the same for every entry');
 is( $ours->safe_psql('postgres',
 		"SELECT sum(calls) || ' ' || sum(rows) FROM pg_stat_statements WHERE query LIKE 'FETCH % FROM cmp_c'"),
@@ -262,8 +271,9 @@ foreach my $node ($contrib, $ours)
 {
 	$node->safe_psql('postgres', $untracked);
 }
-is( $ours->safe_psql('postgres', $report),
-	$contrib->safe_psql('postgres', $report),
+my $untracked_ours = $ours->safe_psql('postgres', $report);
+is( $untracked_ours,
+	(contrib_in_our_form($untracked_ours, $contrib->safe_psql('postgres', $report)))[0],
 	'track_utility off: the same statements counted, top-level as in contrib');
 
 # the same columns, in the same order, of the same types; on 15 to 17
