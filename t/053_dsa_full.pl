@@ -109,6 +109,27 @@ is(scalar(grep { !/table "missing_\d+" does not exist/ } @errs), 0,
 unlike(slurp_file($node->logfile), qr/ERROR:  could not resize|TRAP:|PANIC:/,
 	'no allocation error reached the log');
 
+# A growth retried for real fails inside a transaction that goes on to pin
+# buffers: dsa.c makes the area's resource owner (none: our mapping is
+# pinned) current around dsm_create, and the error is caught before it
+# restores the caller's; ours restores it, or the next buffer pin would find
+# no resource owner (a segfault).  Each round first lets the retry time
+# (one second after the last failure) pass.
+for my $round (1 .. 3)
+{
+	$node->safe_psql('postgres', qq{
+SELECT pg_sleep(1.2);
+BEGIN;
+CREATE TABLE retry_$round (a int);
+INSERT INTO retry_$round SELECT generate_series(1, 1000);
+SELECT count(*) FROM retry_$round;
+COMMIT;
+});
+}
+pass('statements after a retried growth that failed run in the same transaction');
+unlike(slurp_file($node->logfile), qr/terminated by signal|TRAP:|PANIC:/,
+	'no backend crashed');
+
 # Space returns.  Growth is retried one second after the last failure: poll
 # (bounded) until a new statement gets its entry again.
 unlink($filler) or die "cannot remove $filler: $!";
