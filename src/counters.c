@@ -20,7 +20,7 @@
 
 #include "jit/jit.h"
 
-#include "pg_stat_statements_ng.h"
+#include "counters.h"
 
 /*
  * ng_counters_record

@@ -13,7 +13,7 @@
  * to the newer symbols.  Each entry point checks that its caller asks for
  * that version's column count.
  *
- * Everything here delegates to funcs.c and store.c; there is no state.
+ * Everything here delegates to funcs.c and reset.c; there is no state.
  *
  *-------------------------------------------------------------------------
  */
@@ -23,7 +23,9 @@
 #include "funcapi.h"
 #include "utils/timestamp.h"
 
-#include "pg_stat_statements_ng.h"
+#include "funcs.h"
+#include "reset.h"
+#include "shmem.h"
 
 PG_FUNCTION_INFO_V1(pg_stat_statements);
 PG_FUNCTION_INFO_V1(pg_stat_statements_1_2);

@@ -35,7 +35,12 @@
 #include "port/pg_bitutils.h"
 #include "utils/timestamp.h"
 
-#include "pg_stat_statements_ng.h"
+#include "alloc.h"
+#include "evict.h"
+#include "guc.h"
+#include "qtext.h"
+#include "shmem.h"
+#include "store.h"
 
 typedef struct EvictTally
 {

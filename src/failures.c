@@ -24,7 +24,12 @@
 #include "utils/elog.h"
 #include "utils/timestamp.h"
 
-#include "pg_stat_statements_ng.h"
+#include "alloc.h"
+#include "counters.h"
+#include "failures.h"
+#include "guc.h"
+#include "qtext.h"
+#include "slots.h"
 
 #define NG_MAX_PENDING_FAILURES	16
 
@@ -163,11 +168,24 @@ failures_record_all(NgTextSource *src, volatile bool *recording)
 	ng_failures_pending = false;
 }
 
+/*
+ * failures_flush
+ *		ng_failures_flush (failures.h) for this file's callbacks: the
+ *		header's inline is for the hot path in hooks.c, and calling it from
+ *		here would tie failures.c to its own header in a circle.
+ */
+static inline void
+failures_flush(void)
+{
+	if (unlikely(ng_failures_pending))
+		ng_failures_record();
+}
+
 static void
 failures_xact_callback(XactEvent event, void *arg)
 {
 	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
-		ng_failures_flush();
+		failures_flush();
 }
 
 static void
@@ -175,7 +193,7 @@ failures_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 						  SubTransactionId parentSubid, void *arg)
 {
 	if (event == SUBXACT_EVENT_ABORT_SUB)
-		ng_failures_flush();
+		failures_flush();
 }
 
 /*

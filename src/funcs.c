@@ -31,7 +31,14 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
-#include "pg_stat_statements_ng.h"
+#include "counters.h"
+#include "funcs.h"
+#include "guc.h"
+#include "reader.h"
+#include "reset.h"
+#include "shmem.h"
+#include "slots.h"
+#include "store.h"
 
 PG_FUNCTION_INFO_V1(pg_stat_statements_ng_1_0);
 PG_FUNCTION_INFO_V1(pg_stat_statements_ng_changed_since_1_0);

@@ -36,7 +36,7 @@
 #include "utils/varlena.h"
 #include "utils/wait_event.h"
 
-#include "pg_stat_statements_ng.h"
+#include "guc.h"
 
 /* the values in effect, read by the extension (set by the assign hooks) */
 int			ng_max = 5000;
@@ -87,7 +87,7 @@ static NgTwin twin_save = {NULL, {1, 1}, {PGC_S_DEFAULT, PGC_S_DEFAULT}, 1};
 /* contrib's names are defined (as ours), and not contrib's own */
 static bool aliases_defined = false;
 
-/* set only in assertion builds (see pg_stat_statements_ng.h) */
+/* set only in assertion builds (see guc.h) */
 int			ng_debug_fault = NG_FAULT_NONE;
 bool		ng_debug_fault_armed = false;
 

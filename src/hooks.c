@@ -29,7 +29,16 @@
 #include "storage/ipc.h"
 #include "tcop/utility.h"
 
-#include "pg_stat_statements_ng.h"
+#include "alloc.h"
+#include "counters.h"
+#include "failures.h"
+#include "guc.h"
+#include "hooks.h"
+#include "persist.h"
+#include "qtext.h"
+#include "setup.h"
+#include "shmem.h"
+#include "slots.h"
 
 PG_MODULE_MAGIC;
 

@@ -58,48 +58,20 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#include "pg_stat_statements_ng.h"
-
-#define NG_DUMP_FILE		"pg_stat/pg_stat_statements_ng.stat"
-#define NG_DUMP_TMP_FILE	NG_DUMP_FILE ".tmp"
-#define NG_DUMP_MAGIC		0x4E475353	/* "SSGN" */
-/*
- * The format version names one layout of the header and of the entries'
- * fixed part; any change to NgDumpHeader, NgSharedStats, NgDumpEntry (but
- * NgCounters, whose size the header carries) needs a new one.
- *   1: first layout (96-byte header)
- *   2: NgSharedStats gained unadmitted_calls (104-byte header), entries
- *	    text_stored_at
- *   3: NgSharedStats gained dsa_failures (112-byte header)
- */
-#define NG_DUMP_FORMAT		3
+#include "alloc.h"
+#include "counters.h"
+#include "evict.h"
+#include "guc.h"
+#include "persist.h"
+#include "persist_internal.h"
+#include "qtext.h"
+#include "reader.h"
+#include "shmem.h"
+#include "slots.h"
+#include "store.h"
 
 /* How long the keeper waits at shutdown for backends to fold and exit */
 #define NG_SHUTDOWN_WAIT_MS	10000
-
-/* The fixed part at the head of the file */
-typedef struct NgDumpHeader
-{
-	uint32		magic;
-	uint32		format;
-	uint32		pg_major;
-	uint32		counters_size;
-	NgSharedStats stats;
-	uint64		nentries;
-} NgDumpHeader;
-
-/* The fixed part of each entry; its text (text_len bytes) follows */
-typedef struct NgDumpEntry
-{
-	NgKey		key;
-	NgCounters	counters;
-	TimestampTz stats_since;
-	TimestampTz minmax_stats_since;
-	TimestampTz text_stored_at;
-	uint32		usage;
-	int32		encoding;
-	int32		text_len;		/* -1: no text */
-} NgDumpEntry;
 
 PGDLLEXPORT void pg_stat_statements_ng_keeper_main(Datum arg);
 

@@ -44,7 +44,10 @@
 #include "parser/scanner.h"
 #include "utils/memutils.h"
 
-#include "pg_stat_statements_ng.h"
+#include "alloc.h"
+#include "guc.h"
+#include "qtext.h"
+#include "shmem.h"
 
 typedef struct QtextConst
 {

@@ -35,7 +35,12 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
-#include "pg_stat_statements_ng.h"
+#include "counters.h"
+#include "guc.h"
+#include "reader.h"
+#include "shmem.h"
+#include "slots.h"
+#include "store.h"
 
 /* how long a read waits for a slot in the middle of a write (ms) */
 #define NG_READ_WAIT_MS		5000

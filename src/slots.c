@@ -61,7 +61,14 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#include "pg_stat_statements_ng.h"
+#include "alloc.h"
+#include "counters.h"
+#include "evict.h"
+#include "guc.h"
+#include "qtext.h"
+#include "shmem.h"
+#include "slots.h"
+#include "store.h"
 
 /* What the backend knows of a key's constants, from its last parse */
 typedef enum NgConstants

@@ -70,7 +70,16 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
-#include "pg_stat_statements_ng.h"
+#include "alloc.h"
+#include "counters.h"
+#include "guc.h"
+#include "persist.h"
+#include "qtext.h"
+#include "reset.h"
+#include "setup.h"
+#include "shmem.h"
+#include "slots.h"
+#include "store.h"
 
 NgSharedState *ng_shared = NULL;
 dsa_area   *ng_area = NULL;

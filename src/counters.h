@@ -1,0 +1,149 @@
+/*-------------------------------------------------------------------------
+ *
+ * counters.h
+ *		What is counted for a statement (counters.c): NgCounters, one
+ *		sample (NgSample), recording a sample, merging two counter sets,
+ *		the latency histograms.
+ *
+ * Pure functions on memory the caller owns: they take no lock and touch
+ * no shared state; the caller holds whatever protects the counters it
+ * passes (its own slot, or the entry's partition lock exclusively).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef NG_COUNTERS_H
+#define NG_COUNTERS_H
+
+#include "pg_stat_statements_ng.h"
+#include "datatype/timestamp.h"
+#include "executor/instrument.h"
+
+/*
+ * Latency histograms: bucket 0 holds durations under NG_HIST_MIN_MS; bucket
+ * b >= 1 holds [NG_HIST_MIN_MS * r^(b-1), NG_HIST_MIN_MS * r^b) with
+ * r = NG_HIST_RATIO, up to about ten hours; the last bucket takes the rest.
+ * A percentile is reported as its bucket's geometric midpoint, within
+ * sqrt(r) - 1 = 4.9% of the true value.
+ */
+#define NG_HIST_BUCKETS		256
+#define NG_HIST_MIN_MS		0.001
+#define NG_HIST_RATIO		1.1
+
+/*
+ * Everything counted for a statement.  The same struct accumulates in a
+ * slot, in a shared entry and in a reader's result, and counters.c merges
+ * any two of them.  Times are in milliseconds.
+ *
+ * min/max are meaningful only when minmax_calls > 0: that is the number of
+ * samples since the last min/max reset (a reset of min/max alone keeps the
+ * mean and stddev, which span all calls).
+ */
+typedef struct NgCounters
+{
+	int64		calls[NG_NUM_KINDS];	/* plans, calls */
+	int64		minmax_calls[NG_NUM_KINDS];
+	double		total_time[NG_NUM_KINDS];
+	double		min_time[NG_NUM_KINDS];
+	double		max_time[NG_NUM_KINDS];
+	double		mean_time[NG_NUM_KINDS];
+	double		sum_var_time[NG_NUM_KINDS]; /* sum of squared deviations */
+	int64		rows;
+	int64		shared_blks_hit;
+	int64		shared_blks_read;
+	int64		shared_blks_dirtied;
+	int64		shared_blks_written;
+	int64		local_blks_hit;
+	int64		local_blks_read;
+	int64		local_blks_dirtied;
+	int64		local_blks_written;
+	int64		temp_blks_read;
+	int64		temp_blks_written;
+	double		shared_blk_read_time;
+	double		shared_blk_write_time;
+	double		local_blk_read_time;
+	double		local_blk_write_time;
+	double		temp_blk_read_time;
+	double		temp_blk_write_time;
+	int64		wal_records;
+	int64		wal_fpi;
+	uint64		wal_bytes;
+	int64		wal_buffers_full;
+	int64		jit_functions;
+	double		jit_generation_time;
+	int64		jit_inlining_count;
+	double		jit_inlining_time;
+	int64		jit_optimization_count;
+	double		jit_optimization_time;
+	int64		jit_emission_count;
+	double		jit_emission_time;
+	int64		jit_deform_count;
+	double		jit_deform_time;
+	int64		parallel_workers_to_launch;
+	int64		parallel_workers_launched;
+
+	/* executions that ended in an error, by cause, and their time (ms) */
+	int64		failed_errors;
+	int64		failed_cancels;
+	int64		failed_timeouts;
+	double		failed_time;
+
+	/* durations of successful plannings and executions, log-scaled */
+	uint32		hist[NG_NUM_KINDS][NG_HIST_BUCKETS];
+
+	/* start of the top-level statement of the last execution or failure */
+	TimestampTz last_executed_at;
+	/* the change generation when these counts last changed (see funcs.c) */
+	uint64		changed_generation;
+} NgCounters;
+
+/*
+ * One execution (or one planning) to be counted: what the hooks measured.
+ */
+/* How an execution ended, when it did not succeed */
+typedef enum NgFailure
+{
+	NG_SUCCEEDED = 0,
+	NG_FAILED_ERROR,
+	NG_FAILED_CANCEL,			/* canceled by a user or an admin */
+	NG_FAILED_TIMEOUT			/* canceled by statement_timeout */
+} NgFailure;
+
+typedef struct NgSample
+{
+	NgKind		kind;
+	NgFailure	failure;
+	double		time;			/* ms */
+	TimestampTz started_at;		/* of the top-level statement */
+	uint64		rows;
+	const BufferUsage *bufusage;
+	const WalUsage *walusage;
+	const struct JitInstrumentation *jitusage;
+	int64		parallel_workers_to_launch;
+	int64		parallel_workers_launched;
+} NgSample;
+
+extern void ng_counters_record(NgCounters *c, const NgSample *s);
+extern void ng_counters_merge(NgCounters *dst, const NgCounters *src);
+extern void ng_counters_clear_minmax(NgCounters *c);
+
+/* executions that ended in an error, a cancel or a timeout */
+static inline int64
+ng_counters_failed(const NgCounters *c)
+{
+	return c->failed_errors + c->failed_cancels + c->failed_timeouts;
+}
+
+/* anything counted at all: calls, plans or failures */
+static inline bool
+ng_counters_any(const NgCounters *c)
+{
+	return c->calls[NG_EXEC] > 0 || c->calls[NG_PLAN] > 0 ||
+		ng_counters_failed(c) > 0;
+}
+extern int	ng_hist_bucket(double ms);
+extern double ng_hist_lower(int bucket);
+extern bool ng_hist_percentiles(const NgCounters *c, int kind,
+								const double *fractions, int nfractions,
+								double *ms);
+
+#endif							/* NG_COUNTERS_H */

@@ -1,0 +1,24 @@
+/*-------------------------------------------------------------------------
+ *
+ * evict.h
+ *		Eviction (evict.c): the clock sweep over entries, and over texts.
+ *
+ * Promises: never waits for a partition lock (tries them conditionally),
+ * never evicts an entry a slot is bound to (pins > 0).
+ * Locks: ng_evict_make_room, ng_evict_to_limit, ng_evict_texts_to_limit:
+ * caller holds no partition lock.  ng_evict_earn_usage: the entry's
+ * partition lock, exclusive.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef NG_EVICT_H
+#define NG_EVICT_H
+
+#include "store.h"
+
+extern bool ng_evict_make_room(void);
+extern void ng_evict_to_limit(void);
+extern void ng_evict_texts_to_limit(void);
+extern void ng_evict_earn_usage(NgSharedEntry *entry, int64 calls);
+
+#endif							/* NG_EVICT_H */

@@ -1,0 +1,32 @@
+/*-------------------------------------------------------------------------
+ *
+ * failures.h
+ *		Failed executions (failures.c): noted in error paths, where nothing
+ *		may be allocated, and recorded later through the slots.
+ *
+ * Locks: ng_failure_note and ng_failure_classify: any state (error paths;
+ * they only copy into backend-local memory).  ng_failures_record and
+ * ng_failures_flush: no lock of ours held (they count through slots.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef NG_FAILURES_H
+#define NG_FAILURES_H
+
+#include "counters.h"
+
+extern NgFailure ng_failure_classify(void);
+extern void ng_failure_note(const NgKey *key, NgFailure failure, double time);
+extern void ng_failures_record(void);
+extern void ng_failures_init(void);
+extern bool ng_failures_pending;
+
+/* record noted failures, if any: a test of one flag on the hot path */
+static inline void
+ng_failures_flush(void)
+{
+	if (unlikely(ng_failures_pending))
+		ng_failures_record();
+}
+
+#endif							/* NG_FAILURES_H */

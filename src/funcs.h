@@ -1,0 +1,49 @@
+/*-------------------------------------------------------------------------
+ *
+ * funcs.h
+ *		The SQL functions (funcs.c), and the shapes of their results, for
+ *		dropin.c's entry points.
+ *
+ * Locks: none held by the caller (a function call from SQL).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef NG_FUNCS_H
+#define NG_FUNCS_H
+
+#include "pg_stat_statements_ng.h"
+#include "fmgr.h"
+
+/*
+ * Shapes of the statement-listing functions: pg_stat_statements' API
+ * versions (each adds columns to the one before; see funcs.c), and ours.
+ */
+typedef enum NgApi
+{
+	NG_API_PGSS_1_0,
+	NG_API_PGSS_1_1,
+	NG_API_PGSS_1_2,
+	NG_API_PGSS_1_3,
+	NG_API_PGSS_1_8,
+	NG_API_PGSS_1_9,
+	NG_API_PGSS_1_10,
+	NG_API_PGSS_1_11,
+	NG_API_PGSS_1_12,
+	NG_API_NG_1_0				/* pg_stat_statements_ng 1.0: 1.12's shape */
+} NgApi;
+
+extern void ng_check_loaded(void);
+extern Datum ng_sql_statements(FunctionCallInfo fcinfo, NgApi api,
+							   bool showtext);
+extern Datum ng_sql_statements_since(FunctionCallInfo fcinfo, NgApi api,
+									 bool showtext, int64 since,
+									 uint64 generation);
+
+extern void ng_check_loaded(void);
+extern Datum ng_sql_statements(FunctionCallInfo fcinfo, NgApi api,
+							   bool showtext);
+extern Datum ng_sql_statements_since(FunctionCallInfo fcinfo, NgApi api,
+									 bool showtext, int64 since,
+									 uint64 generation);
+
+#endif							/* NG_FUNCS_H */

@@ -1,0 +1,64 @@
+/*-------------------------------------------------------------------------
+ *
+ * guc.h
+ *		The settings (guc.c), and the faults tests inject in assertion
+ *		builds.
+ *
+ * The variables are backend-local copies of the settings: no lock.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef NG_GUC_H
+#define NG_GUC_H
+
+#include "pg_stat_statements_ng.h"
+
+typedef enum NgTrackLevel
+{
+	NG_TRACK_NONE,
+	NG_TRACK_TOP,
+	NG_TRACK_ALL
+} NgTrackLevel;
+
+extern int	ng_max;
+extern int	ng_track;
+extern bool ng_track_utility;
+extern bool ng_track_planning;
+extern bool ng_save;
+extern int	ng_query_text_memory_kb;
+extern int	ng_slots_per_backend;
+#ifdef USE_ASSERT_CHECKING
+extern bool ng_debug_fail_at_exit;
+#endif
+extern double ng_sample_rate;
+
+extern void ng_define_gucs(void);
+
+/*
+ * Faults that tests inject, in assertion builds only (the setting
+ * pg_stat_statements_ng.debug_fault does not exist in release builds, and
+ * NG_DEBUG_FAULT is then false): an ERROR inside the recording of failures,
+ * or a stall, while the file "pgssng_stall" exists in the data directory
+ * (at most 60 s), at a point a real process can be stopped at.
+ */
+typedef enum NgDebugFault
+{
+	NG_FAULT_NONE = 0,
+	NG_FAULT_FAILURES_RECORD_ERROR, /* once, when recording a failure */
+	NG_FAULT_STALL_WRITE,		/* a backend, inside a slot write section */
+	NG_FAULT_STALL_READ,		/* a reader, holding every partition lock
+								 * shared */
+	NG_FAULT_STALL_RESTORE		/* the keeper, before it restores the file */
+} NgDebugFault;
+
+extern int	ng_debug_fault;
+extern bool ng_debug_fault_armed;
+#ifdef USE_ASSERT_CHECKING
+#define NG_DEBUG_FAULT(f)	unlikely(ng_debug_fault == (f) && ng_debug_fault_armed)
+extern void ng_debug_stall(void);
+#else
+#define NG_DEBUG_FAULT(f)	false
+#define ng_debug_stall()	((void) 0)
+#endif
+
+#endif							/* NG_GUC_H */

@@ -1,0 +1,17 @@
+/*-------------------------------------------------------------------------
+ *
+ * hooks.h
+ *		The parser, planner, executor and utility hooks (hooks.c).
+ *
+ * ng_install_hooks: _PG_init, once.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef NG_HOOKS_H
+#define NG_HOOKS_H
+
+#include "pg_stat_statements_ng.h"
+
+extern void ng_install_hooks(void);
+
+#endif							/* NG_HOOKS_H */

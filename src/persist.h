@@ -1,0 +1,19 @@
+/*-------------------------------------------------------------------------
+ *
+ * persist.h
+ *		Statistics across clean restarts (persist.c): the keeper worker.
+ *
+ * ng_persist_startup: the postmaster, creating shared memory (no lock of
+ * ours exists yet).  ng_persist_register_keeper: _PG_init.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef NG_PERSIST_H
+#define NG_PERSIST_H
+
+#include "pg_stat_statements_ng.h"
+
+extern void ng_persist_startup(void);
+extern void ng_persist_register_keeper(void);
+
+#endif							/* NG_PERSIST_H */

@@ -1,0 +1,64 @@
+/*-------------------------------------------------------------------------
+ *
+ * persist_internal.h
+ *		The dump file's format, shared by the keeper (persist.c), the
+ *		writer (persist_write.c) and the loader (persist_read.c); nothing
+ *		else includes it.
+ *
+ * Locks: both functions are called by the keeper holding no lock of ours;
+ * the writer reads through reader.c, the loader inserts under each
+ * partition's lock, exclusive, one partition at a time.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef NG_PERSIST_INTERNAL_H
+#define NG_PERSIST_INTERNAL_H
+
+#include "counters.h"
+#include "shmem.h"
+
+#define NG_DUMP_FILE		"pg_stat/pg_stat_statements_ng.stat"
+#define NG_DUMP_TMP_FILE	NG_DUMP_FILE ".tmp"
+#define NG_DUMP_MAGIC		0x4E475353	/* "SSGN" */
+/*
+ * The format version names one layout of the header and of the entries'
+ * fixed part; any change to NgDumpHeader, NgSharedStats, NgDumpEntry (but
+ * NgCounters, whose size the header carries) needs a new one.
+ *   1: first layout (96-byte header)
+ *   2: NgSharedStats gained unadmitted_calls (104-byte header), entries
+ *	    text_stored_at
+ *   3: NgSharedStats gained dsa_failures (112-byte header)
+ */
+#define NG_DUMP_FORMAT		3
+
+/* The fixed part at the head of the file */
+typedef struct NgDumpHeader
+{
+	uint32		magic;
+	uint32		format;
+	uint32		pg_major;
+	uint32		counters_size;
+	NgSharedStats stats;
+	uint64		nentries;
+} NgDumpHeader;
+
+/* The fixed part of each entry; its text (text_len bytes) follows */
+typedef struct NgDumpEntry
+{
+	NgKey		key;
+	NgCounters	counters;
+	TimestampTz stats_since;
+	TimestampTz minmax_stats_since;
+	TimestampTz text_stored_at;
+	uint32		usage;
+	int32		encoding;
+	int32		text_len;		/* -1: no text */
+} NgDumpEntry;
+
+/* persist_write.c: write every row to the file (the keeper, at shutdown) */
+extern void ng_persist_dump(void);
+
+/* persist_read.c: validate and restore the file (the keeper, at startup) */
+extern int64 ng_persist_load_file(void);
+
+#endif							/* NG_PERSIST_INTERNAL_H */

@@ -1,0 +1,37 @@
+/*-------------------------------------------------------------------------
+ *
+ * qtext.h
+ *		Query texts (qtext.c): normalization, and text memory in the DSA
+ *		area.
+ *
+ * Promises: a text is stored only normalized (constants as $n), or not at
+ * all; text memory stays within query_text_memory (text_bytes).
+ * Locks: ng_qtext_prepare and ng_qtext_store: no partition lock held
+ * (ng_qtext_store allocates).  ng_qtext_free: any lock.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef NG_QTEXT_H
+#define NG_QTEXT_H
+
+#include "pg_stat_statements_ng.h"
+#include "utils/dsa.h"
+
+/*
+ * Where the text of a statement comes from, as the hooks see it.
+ */
+typedef struct NgTextSource
+{
+	const char *query;			/* the whole source string */
+	int			location;		/* statement's offset in it, or -1 */
+	int			len;			/* statement's length, or <= 0 for the rest */
+	JumbleState *jstate;		/* constants to replace, or NULL */
+	bool		utility;		/* a utility statement: replace every literal
+								 * the scanner finds, too */
+} NgTextSource;
+
+extern char *ng_qtext_prepare(const NgTextSource *src, int *len);
+extern dsa_pointer ng_qtext_store(const char *qtext, int len);
+extern void ng_qtext_free(dsa_pointer qtext, int len);
+
+#endif							/* NG_QTEXT_H */

@@ -1,0 +1,115 @@
+/*-------------------------------------------------------------------------
+ *
+ * shmem.h
+ *		The shared state (shmem.c): the fixed part in main shared memory,
+ *		its partition headers and info figures, and each process's
+ *		attachment to the DSA area.
+ *
+ * Owns: NgSharedState and what it holds; ng_shared (set in every process
+ * by the shmem_startup hook, setup.c) and ng_area (this process's
+ * attachment, made once by ng_store_attach).  The layout of main shared
+ * memory: the fixed part, the DSA area's first segment, the slot areas.
+ *
+ * Locks: each field below names what protects it.  A partition's fields
+ * are under its LWLock (partitions[i].lock); the info figures under the
+ * spinlock mutex, held only to add to them or copy them (ng_count_stat,
+ * alloc.h); the atomics need no lock.  Nothing declared here takes a lock.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef NG_SHMEM_H
+#define NG_SHMEM_H
+
+#include "pg_stat_statements_ng.h"
+#include "datatype/timestamp.h"
+#include "port/atomics.h"
+#include "storage/lwlock.h"
+#include "storage/spin.h"
+#include "utils/dsa.h"
+
+/* Partitions of the shared table: a power of two */
+#define NG_NUM_PARTITIONS		32
+
+/* Bytes of main shared memory given to the DSA area's first segment */
+#define NG_DSA_INITIAL_SIZE		(1024 * 1024)
+
+/* One partition of the shared table */
+typedef struct NgSharedPartition
+{
+	LWLock	   *lock;
+	dsa_pointer buckets;		/* lock: array of nbuckets dsa_pointer */
+	uint32		nbuckets;		/* lock: a power of two, or 0 */
+	uint32		nentries;		/* lock: live entries */
+	uint32		clock_bucket;	/* lock (exclusive): eviction hand */
+
+	/*
+	 * Bumped (exclusive lock) by a full reset, and by a partial reset that
+	 * matches the key of an unbound slot of this partition; read unlocked by
+	 * backends.  Counts of slots not bound to an entry are void once this
+	 * differs from what the slot saw.
+	 */
+	uint32		generation;
+
+	/*
+	 * Bumped (exclusive lock) whenever texts may have been removed from
+	 * entries of this partition (resets that remove entries, text memory
+	 * shrinking); read unlocked by backends, which then look again before
+	 * trusting that an entry has its text.
+	 */
+	uint32		text_epoch;
+} NgSharedPartition;
+
+/* Figures of the info view, under NgSharedState.mutex */
+typedef struct NgSharedStats
+{
+	int64		dealloc;		/* entries evicted */
+	int64		evicted_calls;	/* calls those entries had */
+	double		evicted_exec_time;	/* their total_exec_time */
+	TimestampTz last_eviction_time;
+	int64		texts_dropped;	/* entries kept without text: memory full
+								 * (once each: NgSharedEntry.text_dropped) */
+	int64		entries_refused;	/* entries not created: table full */
+	int64		counts_discarded;	/* executions lost (see design.md) */
+	int64		unadmitted_calls;	/* calls of statements that got no entry */
+	int64		lock_misses;	/* conditional lock attempts that failed */
+	int64		dsa_failures;	/* DSA allocations refused: the area could not
+								 * grow (alloc.c, ng_dsa_allocate) */
+	TimestampTz stats_reset;
+} NgSharedStats;
+
+/* The fixed part in main shared memory */
+typedef struct NgSharedState
+{
+	int			dsa_tranche;	/* set by postmaster */
+	pg_atomic_uint32 entry_count;	/* live entries in all partitions */
+	pg_atomic_uint64 text_bytes;	/* DSA bytes held by texts */
+	pg_atomic_uint32 clock_partition;	/* eviction: next partition */
+	pg_atomic_uint32 losses_logged; /* NgLoss bits already logged */
+	pg_atomic_uint64 change_generation; /* advanced by each changed_since */
+	pg_atomic_uint64 folds;		/* slot folds, for the info view */
+	pg_atomic_uint32 dsa_capped;	/* 1: growth of the DSA area is blocked
+									 * (size limit 0) after a failure */
+	pg_atomic_uint64 dsa_retry_at;	/* when capped: TimestampTz after which
+									 * one backend lifts the cap and retries */
+	bool		restore_pending;	/* set by postmaster, cleared by keeper */
+	slock_t		mutex;			/* protects stats */
+	NgSharedStats stats;
+	NgSharedPartition partitions[NG_NUM_PARTITIONS];
+	/* the DSA area's first segment follows, then the slot areas */
+} NgSharedState;
+
+extern NgSharedState *ng_shared;
+extern dsa_area *ng_area;
+
+/*
+ * ng_store_attach: attach this process to the DSA area, once; false when
+ * the library was not preloaded.  The others: where the parts of main
+ * shared memory lie (no lock: the layout is fixed at startup).
+ */
+extern bool ng_store_attach(void);
+extern int	ng_store_num_slot_procs(void);
+extern char *ng_store_slot_area_base(void);
+extern Size ng_shmem_fixed_size(void);
+extern void *ng_shmem_dsa_place(void);
+
+#endif							/* NG_SHMEM_H */

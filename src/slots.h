@@ -1,0 +1,75 @@
+/*-------------------------------------------------------------------------
+ *
+ * slots.h
+ *		Per-backend slots in main shared memory (slots.c): the hot path's
+ *		counting, binding slots to entries, folding, maintenance.
+ *
+ * Owns: NgSlot and NgBackendSlots.  Only the owning process writes its
+ * slots, bracketing each write with the slot's change count; others read
+ * them with ng_slot_try_read, without lock.  Counts move into an entry only
+ * under the entry's partition lock held exclusively.
+ *
+ * Locks: ng_slots_count, ng_slots_note_parse, ng_slots_maintenance: the
+ * owner, holding no lock of ours (they take partition locks themselves).
+ * ng_slots_of_proc, ng_slot_at, ng_slot_try_read: none (a reader that must
+ * see a consistent set holds the partition lock, shared).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef NG_SLOTS_H
+#define NG_SLOTS_H
+
+#include "counters.h"
+#include "qtext.h"
+#include "utils/dsa.h"
+
+/* How often (at most) a backend runs its slot maintenance, in ms */
+#define NG_MAINTENANCE_INTERVAL_MS	1000
+
+/* A slot: counts of one statement, written by its owning backend only */
+typedef struct NgSlot
+{
+	/*
+	 * Odd while the owner writes.  The owner increments it (a plain store)
+	 * before and after every change, with write barriers; readers retry until
+	 * they see the same even value before and after their copy.
+	 */
+	uint32		changecount;
+	uint32		partition_generation;	/* for unbound slots */
+	uint32		minmax_generation;	/* entry's, when counts began */
+	bool		in_use;
+	uint8		partition;		/* of key */
+	NgKey		key;
+	dsa_pointer entry;			/* bound entry, or InvalidDsaPointer */
+	NgCounters	counters;		/* since last fold */
+} NgSlot;
+
+/* Slot area of one process (indexed by its PGPROC number) */
+typedef struct NgBackendSlots
+{
+	uint32		nslots;			/* ng_slots_per_backend, for readers */
+	bool		active;			/* owner counts here: set at first use,
+								 * cleared at exit after folding */
+
+	/*
+	 * Which partition each slot counts for (0xFF: free).  Written by the
+	 * owner before a slot's counts begin; readers scan it to find the slots
+	 * of one partition without touching every slot.
+	 */
+	uint8		partition_of[FLEXIBLE_ARRAY_MEMBER];
+} NgBackendSlots;
+
+#define NG_SLOT_FREE			0xFF
+
+extern Size ng_slots_shmem_size(void);
+extern void ng_slots_init_shmem(char *base);
+extern NgBackendSlots *ng_slots_of_proc(int procno);
+extern NgSlot *ng_slot_at(NgBackendSlots *area, int index);
+#define NG_SLOT_READ_SPINS		1000
+extern bool ng_slot_try_read(const NgSlot *slot, NgSlot *copy);
+extern void ng_slots_count(const NgKey *key, const NgSample *sample,
+						   const NgTextSource *src);
+extern void ng_slots_note_parse(const NgKey *key, const NgTextSource *src);
+extern void ng_slots_maintenance(void);
+
+#endif							/* NG_SLOTS_H */

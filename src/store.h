@@ -1,0 +1,113 @@
+/*-------------------------------------------------------------------------
+ *
+ * store.h
+ *		The partitioned hash table of shared entries (store.c), for the
+ *		modules that find, create or remove entries: store, evict, slots,
+ *		reader, persist, reset.
+ *
+ * Owns: NgSharedEntry, the bucket arrays and chains, entry_count.
+ * Promises: at most one partition lock is held at a time, except by a full
+ * reset (all of them, in index order); every DSA allocation is made with no
+ * partition lock held (ng_entry_prepare allocates before the lock).
+ *
+ * Locks, per function:
+ *   ng_key_hash, ng_partition, ng_entry_reserve/unreserve: none needed.
+ *   ng_entry_lookup: the partition lock, any mode.
+ *   ng_entry_prepare, ng_entry_prepared_release: no partition lock.
+ *   ng_entry_insert, ng_entry_unlink, ng_entry_drop: the partition lock,
+ *     exclusive.
+ *   ng_entry_release_memory: an entry nobody can reach any more (unlinked,
+ *     no pins); any lock.
+ *   ng_store_buckets, ng_store_bucket_of: the partition lock, any mode.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef NG_STORE_H
+#define NG_STORE_H
+
+#include "counters.h"
+#include "shmem.h"
+
+/* Largest usage an entry can earn; halved by each pass of the clock */
+#define NG_USAGE_MAX			(1U << 30)
+
+/*
+ * A shared entry, allocated in the DSA area and chained in its partition's
+ * hash table.
+ */
+typedef struct NgSharedEntry
+{
+	NgKey		key;			/* immutable */
+	uint32		hash;			/* immutable: hash of key */
+	dsa_pointer next;			/* partition lock: next in bucket chain */
+
+	/*
+	 * Number of backend slots bound to this entry.  Changed with the
+	 * partition lock held in at least shared mode; read under the partition
+	 * lock in exclusive mode by eviction and reset, so it cannot change while
+	 * they look.
+	 */
+	pg_atomic_uint32 pins;
+
+	/*
+	 * Set, with the partition lock held exclusively, when a reset removes an
+	 * entry that slots are still bound to: the entry is out of the hash and
+	 * its memory is freed by whoever drops the last pin.  Bound slots read it
+	 * without a lock.
+	 */
+	bool		dead;
+
+	/*
+	 * Partition lock: a text was dropped for this entry (text memory full)
+	 * and counted in texts_dropped; cleared when a text is stored, so each
+	 * statement kept without text is counted once.
+	 */
+	bool		text_dropped;
+
+	/* partition lock; read without lock by bound slots */
+	uint32		minmax_generation;
+
+	uint32		usage;			/* partition lock, exclusive to write */
+	dsa_pointer qtext;			/* partition lock; InvalidDsaPointer: none */
+	int			text_len;		/* partition lock */
+	int			encoding;		/* partition lock */
+	TimestampTz stats_since;	/* partition lock */
+	TimestampTz minmax_stats_since; /* partition lock */
+	TimestampTz text_stored_at; /* partition lock; 0 if no text */
+	NgCounters	counters;		/* partition lock: the folded counts */
+} NgSharedEntry;
+
+extern uint32 ng_key_hash(const NgKey *key);
+#define ng_partition_of_hash(h)	((h) & (NG_NUM_PARTITIONS - 1))
+extern NgSharedPartition *ng_partition(uint32 hash);
+extern NgSharedEntry *ng_entry_lookup(NgSharedPartition *part,
+									  const NgKey *key, uint32 hash,
+									  dsa_pointer *dp);
+extern bool ng_entry_prepare(NgSharedPartition *part);
+extern void ng_entry_prepared_release(void);
+extern dsa_pointer ng_entry_insert(NgSharedPartition *part, const NgKey *key,
+								   uint32 hash, dsa_pointer qtext, int text_len,
+								   int encoding, bool *found);
+extern void ng_entry_unlink(NgSharedPartition *part, NgSharedEntry *entry,
+							dsa_pointer dp);
+extern void ng_entry_release_memory(NgSharedEntry *entry, dsa_pointer dp);
+extern void ng_entry_drop(NgSharedPartition *part, NgSharedEntry *entry,
+						  dsa_pointer dp);
+extern bool ng_entry_reserve(void);
+extern void ng_entry_unreserve(void);
+
+/* the bucket of a hash in a partition whose bucket array exists */
+static inline uint32
+ng_store_bucket_of(const NgSharedPartition *part, uint32 hash)
+{
+	return (hash / NG_NUM_PARTITIONS) & (part->nbuckets - 1);
+}
+
+/* the partition's bucket array */
+static inline dsa_pointer *
+ng_store_buckets(const NgSharedPartition *part)
+{
+	return (dsa_pointer *) dsa_get_address(ng_area, part->buckets);
+}
+
+#endif							/* NG_STORE_H */
