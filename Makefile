@@ -5,6 +5,7 @@
 
 MODULE_big = pg_stat_statements_ng
 OBJS = \
+	src/alloc.o \
 	src/counters.o \
 	src/dropin.o \
 	src/evict.o \
@@ -15,6 +16,9 @@ OBJS = \
 	src/persist.o \
 	src/qtext.o \
 	src/reader.o \
+	src/reset.o \
+	src/setup.o \
+	src/shmem.o \
 	src/slots.o \
 	src/store.o
 

@@ -1,19 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * store.c
- *		The shared store: main shared memory, the DSA area, and the
- *		partitioned hash table of shared entries.
+ *		The partitioned hash table of shared entries, in the DSA area.
  *
  * Why a file of its own: everything that creates, finds or removes a shared
  * entry is here, with the rules for doing so; the per-backend slots, the
- * eviction policy and the SQL functions build on these primitives.
- *
- * Memory.  The postmaster creates, in main shared memory, the fixed state
- * (NgSharedState), the first segment of a DSA area (created in place and
- * pinned, so it lives as long as the server), and the slot areas of every
- * backend (slots.c).  Backends attach to the DSA area lazily, on first use.
- * Entries and query texts are DSA allocations; entry memory is bounded by
- * the max setting, text memory by query_text_memory.
+ * eviction policy, resets and the SQL functions build on these primitives.
+ * The shared state itself is in shmem.c, DSA allocation in alloc.c, resets
+ * in reset.c.
  *
  * Locking protocol.
  *
@@ -45,13 +39,7 @@
  *   a segment for the first time, may still run under a partition lock:
  *   both take DSA's own LWLocks (short sections inside dsa.c, blocking).
  *
- * Growing the DSA area.  DSA_ALLOC_NO_OOM covers only DSA's own limits:
- * when dsa.c must create a segment and dsm_create fails (a full /dev/shm,
- * too many segments), it raises ERROR while holding the area's LWLocks.
- * ng_dsa_allocate contains that error (see there), blocks further growth
- * with dsa_set_size_limit(area, 0) so that other backends fail without an
- * error, counts the refusal in dsa_failures, logs it once, and after
- * NG_DSA_RETRY_MS lets one allocation try to grow the area again.
+ * Growing the DSA area, and what happens when it cannot grow: alloc.c.
  *
  * No ERROR is raised here while a partition lock is held except by
  * can't-happen checks; allocations in the DSA area are made outside
@@ -61,169 +49,13 @@
  */
 #include "postgres.h"
 
-#include "access/xact.h"
-#include "miscadmin.h"
-#include "storage/ipc.h"
-#include "storage/shmem.h"
-#include "utils/memutils.h"
-#include "utils/resowner.h"
-#include "utils/timestamp.h"
-#include "utils/wait_event.h"
-
 #include "alloc.h"
-#include "counters.h"
 #include "guc.h"
-#include "persist.h"
 #include "qtext.h"
-#include "reset.h"
-#include "setup.h"
 #include "shmem.h"
-#include "slots.h"
 #include "store.h"
 
-NgSharedState *ng_shared = NULL;
-dsa_area   *ng_area = NULL;
-
 #define NG_INITIAL_BUCKETS		64
-
-static Size
-store_fixed_size(void)
-{
-	return MAXALIGN(sizeof(NgSharedState));
-}
-
-static Size
-store_total_size(void)
-{
-	Size		size = store_fixed_size();
-
-	size = add_size(size, MAXALIGN(NG_DSA_INITIAL_SIZE));
-	size = add_size(size, ng_slots_shmem_size());
-	return size;
-}
-
-static void *
-store_dsa_place(void)
-{
-	return (char *) ng_shared + store_fixed_size();
-}
-
-/*
- * ng_store_slot_area_base
- *		Start of the slot areas in main shared memory.
- */
-char *
-ng_store_slot_area_base(void)
-{
-	return (char *) store_dsa_place() + MAXALIGN(NG_DSA_INITIAL_SIZE);
-}
-
-/*
- * ng_store_num_slot_procs
- *		How many processes have a slot area: every process that can run
- *		queries (PGPROC numbers below MaxBackends).
- */
-int
-ng_store_num_slot_procs(void)
-{
-	return MaxBackends;
-}
-
-/*
- * ng_store_request_shmem
- *		shmem_request_hook part: reserve main shared memory and the
- *		partition locks.
- */
-void
-ng_store_request_shmem(void)
-{
-	RequestAddinShmemSpace(store_total_size());
-	RequestNamedLWLockTranche(NG_NAME, NG_NUM_PARTITIONS);
-}
-
-/*
- * ng_store_init_shmem
- *		shmem_startup_hook part: create or find the shared state.  The
- *		process that creates it (the postmaster, or a standalone backend)
- *		also creates the DSA area in place and pins it.
- */
-void
-ng_store_init_shmem(void)
-{
-	bool		found;
-
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	ng_shared = ShmemInitStruct(NG_NAME, store_total_size(), &found);
-	if (!found)
-	{
-		LWLockPadded *locks = GetNamedLWLockTranche(NG_NAME);
-		dsa_area   *area;
-
-		memset(ng_shared, 0, store_fixed_size());
-		pg_atomic_init_u32(&ng_shared->entry_count, 0);
-		pg_atomic_init_u64(&ng_shared->text_bytes, 0);
-		pg_atomic_init_u32(&ng_shared->clock_partition, 0);
-		pg_atomic_init_u32(&ng_shared->losses_logged, 0);
-		pg_atomic_init_u64(&ng_shared->change_generation, 1);
-		pg_atomic_init_u64(&ng_shared->folds, 0);
-		pg_atomic_init_u32(&ng_shared->dsa_capped, 0);
-		pg_atomic_init_u64(&ng_shared->dsa_retry_at, 0);
-		SpinLockInit(&ng_shared->mutex);
-		ng_shared->stats.stats_reset = GetCurrentTimestamp();
-		for (int i = 0; i < NG_NUM_PARTITIONS; i++)
-		{
-			NgSharedPartition *part = &ng_shared->partitions[i];
-
-			part->lock = &locks[i].lock;
-			part->buckets = InvalidDsaPointer;
-		}
-
-		ng_shared->dsa_tranche = ng_new_tranche_id_compat(NG_NAME "_dsa");
-		area = dsa_create_in_place(store_dsa_place(), NG_DSA_INITIAL_SIZE,
-								   ng_shared->dsa_tranche, NULL);
-		dsa_pin(area);
-		dsa_detach(area);
-
-		ng_slots_init_shmem(ng_store_slot_area_base());
-		ng_persist_startup();
-	}
-	LWLockRelease(AddinShmemInitLock);
-}
-
-static void
-store_detach_callback(int code, Datum arg)
-{
-	if (ng_area != NULL)
-	{
-		dsa_detach(ng_area);
-		dsa_release_in_place(store_dsa_place());
-		ng_area = NULL;
-	}
-}
-
-/*
- * ng_store_attach
- *		Attach this backend to the DSA area, once.  Returns false when the
- *		library was not preloaded (no shared state exists).
- */
-bool
-ng_store_attach(void)
-{
-	MemoryContext oldcxt;
-
-	if (ng_area != NULL)
-		return true;
-	if (ng_shared == NULL)
-		return false;
-
-	ng_register_tranche_compat(ng_shared->dsa_tranche, NG_NAME "_dsa");
-	oldcxt = MemoryContextSwitchTo(TopMemoryContext);
-	ng_area = dsa_attach_in_place(store_dsa_place(), NULL);
-	dsa_pin_mapping(ng_area);
-	MemoryContextSwitchTo(oldcxt);
-	before_shmem_exit(store_detach_callback, (Datum) 0);
-	return true;
-}
 
 /*
  * ng_key_hash
@@ -254,18 +86,6 @@ ng_partition(uint32 hash)
 	return &ng_shared->partitions[ng_partition_of_hash(hash)];
 }
 
-static inline uint32
-store_bucket_of(const NgSharedPartition *part, uint32 hash)
-{
-	return (hash / NG_NUM_PARTITIONS) & (part->nbuckets - 1);
-}
-
-static inline dsa_pointer *
-store_buckets(const NgSharedPartition *part)
-{
-	return (dsa_pointer *) dsa_get_address(ng_area, part->buckets);
-}
-
 /*
  * ng_entry_lookup
  *		Find the live entry of key in its partition.  Caller holds the
@@ -282,7 +102,7 @@ ng_entry_lookup(NgSharedPartition *part, const NgKey *key, uint32 hash,
 	if (part->nbuckets == 0)
 		return NULL;
 
-	cur = store_buckets(part)[store_bucket_of(part, hash)];
+	cur = ng_store_buckets(part)[ng_store_bucket_of(part, hash)];
 	while (DsaPointerIsValid(cur))
 	{
 		NgSharedEntry *entry = dsa_get_address(ng_area, cur);
@@ -295,187 +115,6 @@ ng_entry_lookup(NgSharedPartition *part, const NgKey *key, uint32 hash,
 		cur = entry->next;
 	}
 	return NULL;
-}
-
-/*
- * DSA memory.
- *
- * ng_dsa_allocate is the only way this extension allocates in the DSA area.
- * dsa_allocate_extended(DSA_ALLOC_NO_OOM) returns InvalidDsaPointer when
- * the area is at its size limit, but when it must create a segment and
- * dsm_create fails (ENOSPC from a full /dev/shm, "too many dynamic shared
- * memory segments"), dsm_impl.c and dsm.c raise ERROR, and dsa.c is then
- * holding its area LWLock, and, for a small allocation, the LWLock of the
- * size class.  Catching that error is safe here, because:
- *
- * - dsa.c changes no shared state before dsm_create returns (make_new_segment
- *   only reads the control struct before it), and dsm_impl_posix backs out
- *   what it did (closes the fd, releases the external-fd reservation,
- *   unlinks the file, restores the signal mask) before raising; for "too many
- *   segments" dsm_create destroys the new segment before raising.  What is
- *   left behind is the unfinished segment's descriptor in backend memory
- *   (freed at exit) and, for a small allocation, a span descriptor in the
- *   area (dsa.c leaks it the same way when growth fails without error).
- * - The LWLocks dsa.c holds are released with LWLockReleaseAll.  That
- *   releases every LWLock this backend holds, which is correct because the
- *   caller holds none: not ours (asserted), and none of the core's, since
- *   we run from the hooks, the maintenance and the keeper, where core holds
- *   no LWLock across calls into code that can raise an error.  It is what
- *   AbortSubTransaction does when a PL/pgSQL exception block catches an
- *   error.  LWLockRelease resumes interrupts once per lock, balanced by
- *   LWLockReleaseAll's HOLD_INTERRUPTS.
- * - dsa.c makes the area's resource owner current around dsm_create (NULL
- *   for our area, whose mapping is pinned) and restores it only on success:
- *   the caller's CurrentResourceOwner is restored here, or the next
- *   resource the backend tracks (a buffer pin, a cache reference) would
- *   find no owner.
- * - errfinish reset InterruptHoldoffCount and QueryCancelHoldoffCount to 0
- *   before it jumped here (the holdoffs of those LWLockAcquire calls and any
- *   of the caller's): both are restored to the values saved on entry.
- *   CritSectionCount is 0 (asserted: we never allocate in a critical
- *   section), and PG_TRY restored error_context_stack.
- *
- * An error cannot be caught where ERROR is promoted to FATAL (while the
- * process exits, proc_exit_inprogress) or to PANIC (in a critical section):
- * there nothing is allocated and the caller degrades as for any refusal (a
- * statement counts in an unbound slot).  While a (sub)transaction aborts
- * (failures.c records failed statements from the abort callbacks), the
- * error that caused the abort may still be on the error stack, and our
- * FlushErrorState discards it too.  In a client backend that is harmless:
- * every core path that aborts with an error pending has already reported
- * it and only flushes it afterwards (PostgresMain: EmitErrorReport, then
- * AbortCurrentTransaction, then FlushErrorState), or copied and flushed it
- * before aborting (PL/pgSQL and the other PLs' exception blocks, SPI's
- * commit and rollback).  Background workers are not so uniform (the
- * logical replication workers abort and then re-throw the pending error),
- * so in any other process nothing is allocated while a transaction aborts.
- *
- * After a failure, growth is blocked for everyone with
- * dsa_set_size_limit(area, 0) (dsa.c then refuses to create a segment, with
- * no error, but still allocates from the free space of existing segments),
- * so that backends do not each try dsm_create again.  Once NG_DSA_RETRY_MS
- * has passed, the next allocation lifts the limit and tries; one that fails
- * blocks growth again.  Every refused allocation is counted in dsa_failures.
- */
-#define NG_DSA_RETRY_MS		1000
-
-/* the message of the last dsm_create error caught, for the log */
-static char dsa_error[256];
-
-/*
- * store_holds_partition_lock
- *		Whether this backend holds any partition lock (for assertions).
- */
-static bool
-store_holds_partition_lock(void)
-{
-	for (int i = 0; i < NG_NUM_PARTITIONS; i++)
-		if (LWLockHeldByMe(ng_shared->partitions[i].lock))
-			return true;
-	return false;
-}
-
-/*
- * store_dsa_block_growth / store_dsa_maybe_allow_growth
- *		Block the area's growth after a failure; lift the block, once the
- *		retry time has come, in exactly one backend.  Caller holds no lock
- *		of ours (dsa_set_size_limit takes the area's LWLock).
- */
-static void
-store_dsa_block_growth(void)
-{
-	pg_atomic_write_u64(&ng_shared->dsa_retry_at,
-						(uint64) TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-															 NG_DSA_RETRY_MS));
-	pg_atomic_write_u32(&ng_shared->dsa_capped, 1);
-	dsa_set_size_limit(ng_area, 0);
-}
-
-static void
-store_dsa_maybe_allow_growth(void)
-{
-	uint32		capped = 1;
-
-	if (likely(pg_atomic_read_u32(&ng_shared->dsa_capped) == 0))
-		return;
-	if ((TimestampTz) pg_atomic_read_u64(&ng_shared->dsa_retry_at) >
-		GetCurrentTimestamp())
-		return;
-	if (pg_atomic_compare_exchange_u32(&ng_shared->dsa_capped, &capped, 0))
-		dsa_set_size_limit(ng_area, SIZE_MAX);
-}
-
-/*
- * ng_dsa_can_allocate
- *		Whether ng_dsa_allocate may try here (see above): false while the
- *		process exits, in a critical section, and, except in a client
- *		backend, while a (sub)transaction aborts.  Callers that can wait for
- *		a better moment check it first.
- */
-bool
-ng_dsa_can_allocate(void)
-{
-	if (proc_exit_inprogress || CritSectionCount > 0)
-		return false;
-	if (IsTransactionOrTransactionBlock() && !IsTransactionState())
-		return MyBackendType == B_BACKEND;
-	return true;
-}
-
-/*
- * ng_dsa_allocate
- *		Allocate in the DSA area, never raising an error: returns
- *		InvalidDsaPointer (counted in dsa_failures) when the area has no room
- *		and cannot grow.  flags as for dsa_allocate_extended; DSA_ALLOC_NO_OOM
- *		is implied.  Caller holds no partition lock (nor any other LWLock).
- */
-dsa_pointer
-ng_dsa_allocate(size_t size, int flags)
-{
-	MemoryContext oldcxt = CurrentMemoryContext;
-	ResourceOwner oldowner = CurrentResourceOwner;
-	uint32		holdoff = InterruptHoldoffCount;
-	uint32		cancel_holdoff = QueryCancelHoldoffCount;
-	volatile dsa_pointer dp = InvalidDsaPointer;
-	volatile bool failed = false;
-
-	Assert(!store_holds_partition_lock());
-	if (!ng_dsa_can_allocate())
-	{
-		ng_note_loss(NG_LOSS_DSA, 1);
-		return InvalidDsaPointer;
-	}
-	store_dsa_maybe_allow_growth();
-
-	PG_TRY();
-	{
-		dp = dsa_allocate_extended(ng_area, size, flags | DSA_ALLOC_NO_OOM);
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(oldcxt);
-		/* dsa.c switched to the area's owner around dsm_create */
-		CurrentResourceOwner = oldowner;
-		edata = CopyErrorData();
-		FlushErrorState();
-		LWLockReleaseAll();
-		pgstat_report_wait_end();
-		InterruptHoldoffCount = holdoff;
-		QueryCancelHoldoffCount = cancel_holdoff;
-		strlcpy(dsa_error, edata->message ? edata->message : "", sizeof(dsa_error));
-		FreeErrorData(edata);
-		dp = InvalidDsaPointer;
-		failed = true;
-	}
-	PG_END_TRY();
-
-	if (failed)
-		store_dsa_block_growth();
-	if (!DsaPointerIsValid(dp))
-		ng_note_loss(NG_LOSS_DSA, 1);
-	return dp;
 }
 
 /*
@@ -566,7 +205,7 @@ store_grow_buckets(NgSharedPartition *part)
 
 	if (part->nbuckets > 0)
 	{
-		dsa_pointer *oldb = store_buckets(part);
+		dsa_pointer *oldb = ng_store_buckets(part);
 
 		for (uint32 i = 0; i < part->nbuckets; i++)
 		{
@@ -669,8 +308,8 @@ ng_entry_insert(NgSharedPartition *part, const NgKey *key, uint32 hash,
 	entry->stats_since = now;
 	entry->minmax_stats_since = now;
 
-	buckets = store_buckets(part);
-	b = store_bucket_of(part, hash);
+	buckets = ng_store_buckets(part);
+	b = ng_store_bucket_of(part, hash);
 	entry->next = buckets[b];
 	buckets[b] = dp;
 	part->nentries++;
@@ -689,7 +328,7 @@ ng_entry_unlink(NgSharedPartition *part, NgSharedEntry *entry, dsa_pointer dp)
 	dsa_pointer *link;
 
 	Assert(LWLockHeldByMeInMode(part->lock, LW_EXCLUSIVE));
-	link = &store_buckets(part)[store_bucket_of(part, entry->hash)];
+	link = &ng_store_buckets(part)[ng_store_bucket_of(part, entry->hash)];
 	while (*link != dp)
 	{
 		NgSharedEntry *cur = dsa_get_address(ng_area, *link);
@@ -739,254 +378,4 @@ ng_entry_drop(NgSharedPartition *part, NgSharedEntry *entry, dsa_pointer dp)
 		ng_entry_release_memory(entry, dp);
 	else
 		entry->dead = true;
-}
-
-/*
- * ng_count_stat
- *		Add n to one of the info view's figures.
- */
-void
-ng_count_stat(int64 *field, int64 n)
-{
-	SpinLockAcquire(&ng_shared->mutex);
-	*field += n;
-	SpinLockRelease(&ng_shared->mutex);
-}
-
-/* losses this backend noted and has not yet logged (bit per NgLoss) */
-static uint32 pending_loss_logs = 0;
-
-/*
- * ng_note_loss
- *		Count a degradation in the info figures, and remember to log it.
- *		Safe under a partition lock: it only takes the spinlock and sets a
- *		backend-local bit; ng_log_losses does the logging later.
- */
-void
-ng_note_loss(NgLoss loss, int64 n)
-{
-	int64	   *field;
-
-	switch (loss)
-	{
-		case NG_LOSS_TEXT_MEMORY:
-			field = &ng_shared->stats.texts_dropped;
-			break;
-		case NG_LOSS_TABLE_FULL:
-			field = &ng_shared->stats.entries_refused;
-			break;
-		case NG_LOSS_DSA:
-			field = &ng_shared->stats.dsa_failures;
-			break;
-		default:
-			field = &ng_shared->stats.counts_discarded;
-			break;
-	}
-	ng_count_stat(field, n);
-	if ((pg_atomic_read_u32(&ng_shared->losses_logged) & (1U << loss)) == 0)
-		pending_loss_logs |= (1U << loss);
-}
-
-/*
- * ng_log_losses
- *		Log each kind of loss once per server (until a full reset), from
- *		whichever backend noted it first.  Caller holds no lock of ours.
- */
-void
-ng_log_losses(void)
-{
-	static const char *const messages[NG_NUM_LOSSES] = {
-		"pg_stat_statements_ng: query text memory is full; new statements are tracked without text",
-		"pg_stat_statements_ng: the statement table is full and nothing can be evicted now; new statements are counted in backend slots until there is room",
-		"pg_stat_statements_ng: counts of statements that could get no entry were discarded",
-		"pg_stat_statements_ng: its shared memory area could not grow; statements that need new memory are counted without entry or text until it can",
-	};
-	static const char *const hints[NG_NUM_LOSSES] = {
-		"Raise pg_stat_statements_ng.query_text_memory.",
-		"Raise pg_stat_statements_ng.max.",
-		"Raise pg_stat_statements_ng.max or pg_stat_statements_ng.slots_per_backend.",
-		"Make room for dynamic shared memory (the size of /dev/shm, or dynamic_shared_memory_type and max_connections).",
-	};
-
-	if (likely(pending_loss_logs == 0))
-		return;
-	for (int loss = 0; loss < NG_NUM_LOSSES; loss++)
-	{
-		uint32		bit = 1U << loss;
-
-		if ((pending_loss_logs & bit) == 0)
-			continue;
-		if ((pg_atomic_fetch_or_u32(&ng_shared->losses_logged, bit) & bit) != 0)
-			continue;
-		if (loss == NG_LOSS_DSA && dsa_error[0] != '\0')
-			ereport(LOG,
-					(errmsg("%s", messages[loss]),
-					 errdetail("The last error was: %s.  This is logged once; pg_stat_statements_ng_info counts every occurrence.",
-							   dsa_error),
-					 errhint("%s", hints[loss])));
-		else
-			ereport(LOG,
-					(errmsg("%s", messages[loss]),
-					 errdetail("This is logged once; pg_stat_statements_ng_info counts every occurrence."),
-					 errhint("%s", hints[loss])));
-	}
-	pending_loss_logs = 0;
-}
-
-static bool
-reset_matches(const NgKey *key, Oid userid, Oid dbid, uint64 queryid)
-{
-	return (userid == InvalidOid || key->userid == userid) &&
-		(dbid == InvalidOid || key->dbid == dbid) &&
-		(queryid == 0 || key->queryid == queryid);
-}
-
-/*
- * reset_voids_unbound
- *		Does a partial reset of partition p have counts to void in unbound
- *		slots: does any backend count, for this partition and without an
- *		entry, a key the filter matches?  Unbound slots are voided only as a
- *		whole (through the partition generation), so a reset that matches
- *		none of them must leave the generation alone: other users' counts
- *		would go with it.
- *
- *		Caller holds the partition lock exclusively, so no slot of this
- *		partition can be folded meanwhile: a write in progress on one is
- *		either a count (its key and binding stay as they are) or a new
- *		binding (its counts are still zero, so whether it is voided does not
- *		matter).  A slot that cannot be copied consistently now (its writer
- *		is stopped mid-write) is therefore judged by its key and binding as
- *		they are, without waiting.
- */
-static bool
-reset_voids_unbound(int p, Oid userid, Oid dbid, uint64 queryid)
-{
-	int			nprocs = ng_store_num_slot_procs();
-	NgSlot		copy;
-
-	for (int proc = 0; proc < nprocs; proc++)
-	{
-		NgBackendSlots *area = ng_slots_of_proc(proc);
-
-		for (int i = 0; i < ng_slots_per_backend; i++)
-		{
-			if (area->partition_of[i] != p)
-				continue;
-			if (!ng_slot_try_read(ng_slot_at(area, i), &copy))
-				memcpy(&copy, ng_slot_at(area, i), sizeof(NgSlot));
-			if (copy.in_use && copy.partition == p &&
-				!DsaPointerIsValid(copy.entry) &&
-				reset_matches(&copy.key, userid, dbid, queryid))
-				return true;
-		}
-	}
-	return false;
-}
-
-/*
- * reset_partition
- *		Apply a reset to one partition.  Caller holds its lock exclusively.
- *		A full reset voids every unbound slot of the partition; a partial one
- *		only if one of them counts for a key it matches (then all of them).
- */
-static void
-reset_partition(NgSharedPartition *part, Oid userid, Oid dbid, uint64 queryid,
-				bool minmax_only, TimestampTz now)
-{
-	dsa_pointer *buckets;
-	bool		full = (userid == InvalidOid && dbid == InvalidOid &&
-						queryid == 0 && !minmax_only);
-	bool		dropped = false;
-
-	Assert(LWLockHeldByMeInMode(part->lock, LW_EXCLUSIVE));
-	if (full ||
-		(!minmax_only &&
-		 reset_voids_unbound(part - ng_shared->partitions, userid, dbid,
-							 queryid)))
-		part->generation++;
-	if (full)
-		part->text_epoch++;
-	if (part->nbuckets == 0)
-		return;
-
-	buckets = store_buckets(part);
-	for (uint32 b = 0; b < part->nbuckets; b++)
-	{
-		dsa_pointer cur = buckets[b];
-
-		while (DsaPointerIsValid(cur))
-		{
-			NgSharedEntry *entry = dsa_get_address(ng_area, cur);
-			dsa_pointer next = entry->next;
-
-			if (reset_matches(&entry->key, userid, dbid, queryid))
-			{
-				if (minmax_only)
-				{
-					ng_counters_clear_minmax(&entry->counters);
-					entry->minmax_generation++;
-					entry->minmax_stats_since = now;
-				}
-				else
-				{
-					ng_entry_drop(part, entry, cur);
-					dropped = true;
-				}
-			}
-			cur = next;
-		}
-	}
-
-	/* texts went with the removed entries: backends must look again */
-	if (dropped && !full)
-		part->text_epoch++;
-}
-
-/*
- * ng_store_reset
- *		pg_stat_statements_reset semantics: remove the entries matching the
- *		filter (0 matches anything), or with minmax_only reset their min and
- *		max.  With no filter and not minmax_only, everything is removed and
- *		the info figures start afresh.  Returns the reset time.
- *
- * Only the full reset holds every partition at once, so that no reader or
- * backend sees a half-reset table.  Counts that backends hold in slots bound
- * to removed entries are void (the entries are dead); counts in unbound
- * slots are void through the partition generation, which a partial reset
- * moves only when it matches one of them (reset_partition).
- */
-TimestampTz
-ng_store_reset(Oid userid, Oid dbid, uint64 queryid, bool minmax_only)
-{
-	TimestampTz now = GetCurrentTimestamp();
-	bool		full = (userid == InvalidOid && dbid == InvalidOid &&
-						queryid == 0 && !minmax_only);
-
-	if (full)
-	{
-		for (int i = 0; i < NG_NUM_PARTITIONS; i++)
-			LWLockAcquire(ng_shared->partitions[i].lock, LW_EXCLUSIVE);
-		for (int i = 0; i < NG_NUM_PARTITIONS; i++)
-			reset_partition(&ng_shared->partitions[i], userid, dbid, queryid,
-							false, now);
-		SpinLockAcquire(&ng_shared->mutex);
-		memset(&ng_shared->stats, 0, sizeof(NgSharedStats));
-		ng_shared->stats.stats_reset = now;
-		SpinLockRelease(&ng_shared->mutex);
-		pg_atomic_write_u32(&ng_shared->losses_logged, 0);
-		for (int i = NG_NUM_PARTITIONS - 1; i >= 0; i--)
-			LWLockRelease(ng_shared->partitions[i].lock);
-	}
-	else
-	{
-		for (int i = 0; i < NG_NUM_PARTITIONS; i++)
-		{
-			NgSharedPartition *part = &ng_shared->partitions[i];
-
-			LWLockAcquire(part->lock, LW_EXCLUSIVE);
-			reset_partition(part, userid, dbid, queryid, minmax_only, now);
-			LWLockRelease(part->lock);
-		}
-	}
-	return now;
 }

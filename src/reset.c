@@ -1,0 +1,186 @@
+/*-------------------------------------------------------------------------
+ *
+ * reset.c
+ *		Resets: pg_stat_statements_reset's semantics on the shared table
+ *		and on the counts backends still hold in their slots.
+ *
+ * Why a file of its own: a reset is the one operation that must see both
+ * the shared entries (store.c) and every backend's slots (slots.c), and the
+ * only one that holds every partition lock at once.
+ *
+ * Locking: a full reset takes every partition lock exclusively, in index
+ * order, so that no reader or backend sees a half-reset table; a partial
+ * reset takes them one at a time.  Entries with bound slots are unlinked
+ * and marked dead (their memory goes with the last pin); counts in unbound
+ * slots are voided through the partition generation.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "utils/timestamp.h"
+
+#include "counters.h"
+#include "guc.h"
+#include "reset.h"
+#include "shmem.h"
+#include "slots.h"
+#include "store.h"
+
+static bool
+reset_matches(const NgKey *key, Oid userid, Oid dbid, uint64 queryid)
+{
+	return (userid == InvalidOid || key->userid == userid) &&
+		(dbid == InvalidOid || key->dbid == dbid) &&
+		(queryid == 0 || key->queryid == queryid);
+}
+
+/*
+ * reset_voids_unbound
+ *		Does a partial reset of partition p have counts to void in unbound
+ *		slots: does any backend count, for this partition and without an
+ *		entry, a key the filter matches?  Unbound slots are voided only as a
+ *		whole (through the partition generation), so a reset that matches
+ *		none of them must leave the generation alone: other users' counts
+ *		would go with it.
+ *
+ *		Caller holds the partition lock exclusively, so no slot of this
+ *		partition can be folded meanwhile: a write in progress on one is
+ *		either a count (its key and binding stay as they are) or a new
+ *		binding (its counts are still zero, so whether it is voided does not
+ *		matter).  A slot that cannot be copied consistently now (its writer
+ *		is stopped mid-write) is therefore judged by its key and binding as
+ *		they are, without waiting.
+ */
+static bool
+reset_voids_unbound(int p, Oid userid, Oid dbid, uint64 queryid)
+{
+	int			nprocs = ng_store_num_slot_procs();
+	NgSlot		copy;
+
+	for (int proc = 0; proc < nprocs; proc++)
+	{
+		NgBackendSlots *area = ng_slots_of_proc(proc);
+
+		for (int i = 0; i < ng_slots_per_backend; i++)
+		{
+			if (area->partition_of[i] != p)
+				continue;
+			if (!ng_slot_try_read(ng_slot_at(area, i), &copy))
+				memcpy(&copy, ng_slot_at(area, i), sizeof(NgSlot));
+			if (copy.in_use && copy.partition == p &&
+				!DsaPointerIsValid(copy.entry) &&
+				reset_matches(&copy.key, userid, dbid, queryid))
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * reset_partition
+ *		Apply a reset to one partition.  Caller holds its lock exclusively.
+ *		A full reset voids every unbound slot of the partition; a partial one
+ *		only if one of them counts for a key it matches (then all of them).
+ */
+static void
+reset_partition(NgSharedPartition *part, Oid userid, Oid dbid, uint64 queryid,
+				bool minmax_only, TimestampTz now)
+{
+	dsa_pointer *buckets;
+	bool		full = (userid == InvalidOid && dbid == InvalidOid &&
+						queryid == 0 && !minmax_only);
+	bool		dropped = false;
+
+	Assert(LWLockHeldByMeInMode(part->lock, LW_EXCLUSIVE));
+	if (full ||
+		(!minmax_only &&
+		 reset_voids_unbound(part - ng_shared->partitions, userid, dbid,
+							 queryid)))
+		part->generation++;
+	if (full)
+		part->text_epoch++;
+	if (part->nbuckets == 0)
+		return;
+
+	buckets = ng_store_buckets(part);
+	for (uint32 b = 0; b < part->nbuckets; b++)
+	{
+		dsa_pointer cur = buckets[b];
+
+		while (DsaPointerIsValid(cur))
+		{
+			NgSharedEntry *entry = dsa_get_address(ng_area, cur);
+			dsa_pointer next = entry->next;
+
+			if (reset_matches(&entry->key, userid, dbid, queryid))
+			{
+				if (minmax_only)
+				{
+					ng_counters_clear_minmax(&entry->counters);
+					entry->minmax_generation++;
+					entry->minmax_stats_since = now;
+				}
+				else
+				{
+					ng_entry_drop(part, entry, cur);
+					dropped = true;
+				}
+			}
+			cur = next;
+		}
+	}
+
+	/* texts went with the removed entries: backends must look again */
+	if (dropped && !full)
+		part->text_epoch++;
+}
+
+/*
+ * ng_store_reset
+ *		pg_stat_statements_reset semantics: remove the entries matching the
+ *		filter (0 matches anything), or with minmax_only reset their min and
+ *		max.  With no filter and not minmax_only, everything is removed and
+ *		the info figures start afresh.  Returns the reset time.
+ *
+ * Only the full reset holds every partition at once, so that no reader or
+ * backend sees a half-reset table.  Counts that backends hold in slots bound
+ * to removed entries are void (the entries are dead); counts in unbound
+ * slots are void through the partition generation, which a partial reset
+ * moves only when it matches one of them (reset_partition).
+ */
+TimestampTz
+ng_store_reset(Oid userid, Oid dbid, uint64 queryid, bool minmax_only)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	bool		full = (userid == InvalidOid && dbid == InvalidOid &&
+						queryid == 0 && !minmax_only);
+
+	if (full)
+	{
+		for (int i = 0; i < NG_NUM_PARTITIONS; i++)
+			LWLockAcquire(ng_shared->partitions[i].lock, LW_EXCLUSIVE);
+		for (int i = 0; i < NG_NUM_PARTITIONS; i++)
+			reset_partition(&ng_shared->partitions[i], userid, dbid, queryid,
+							false, now);
+		SpinLockAcquire(&ng_shared->mutex);
+		memset(&ng_shared->stats, 0, sizeof(NgSharedStats));
+		ng_shared->stats.stats_reset = now;
+		SpinLockRelease(&ng_shared->mutex);
+		pg_atomic_write_u32(&ng_shared->losses_logged, 0);
+		for (int i = NG_NUM_PARTITIONS - 1; i >= 0; i--)
+			LWLockRelease(ng_shared->partitions[i].lock);
+	}
+	else
+	{
+		for (int i = 0; i < NG_NUM_PARTITIONS; i++)
+		{
+			NgSharedPartition *part = &ng_shared->partitions[i];
+
+			LWLockAcquire(part->lock, LW_EXCLUSIVE);
+			reset_partition(part, userid, dbid, queryid, minmax_only, now);
+			LWLockRelease(part->lock);
+		}
+	}
+	return now;
+}
