@@ -14,6 +14,8 @@ OBJS = \
 	src/guc.o \
 	src/hooks.o \
 	src/persist.o \
+	src/persist_read.o \
+	src/persist_write.o \
 	src/qtext.o \
 	src/reader.o \
 	src/reset.o \

@@ -1,0 +1,467 @@
+/*-------------------------------------------------------------------------
+ *
+ * persist_read.c
+ *		The restore: the dump file validated as a whole and, if sound,
+ *		merged into the shared table, by the keeper at startup (persist.c).
+ *
+ * Why a file of its own: nothing read from the file is trusted, and the
+ * checks that make that so belong together.  The loader opens the file
+ * without blocking and refuses anything but a regular file, and a file
+ * larger than the settings could have written; it then reads the file in
+ * pieces, twice: the first pass checks the CRC and validates every entry,
+ * bounding each length by the bytes that remain, the second restores.
+ *
+ * Locking: restoring inserts with the partition lock held exclusively, one
+ * partition at a time; allocations are made before the lock is taken.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mb/pg_wchar.h"
+#include "port/pg_crc32c.h"
+#include "storage/fd.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "alloc.h"
+#include "counters.h"
+#include "guc.h"
+#include "persist_internal.h"
+#include "qtext.h"
+#include "shmem.h"
+#include "store.h"
+
+/* The loader reads the file in pieces of this size */
+#define NG_DUMP_READ_CHUNK	(64 * 1024)
+
+/*
+ * A sequential reader of the dump file: hands out the bytes of the body (the
+ * file but its CRC trailer) in order, keeping the CRC of what it handed out.
+ * Memory: one chunk, whatever the file's size.
+ */
+typedef struct DumpReader
+{
+	int			fd;
+	char	   *buf;			/* NG_DUMP_READ_CHUNK bytes */
+	size_t		buf_pos;		/* next byte of buf to hand out */
+	size_t		buf_len;		/* bytes read into buf */
+	size_t		file_left;		/* bytes of the file not yet read into buf */
+	size_t		left;			/* bytes of the body not yet handed out */
+	pg_crc32c	crc;
+	bool		io_error;		/* a read failed or the file was shorter */
+} DumpReader;
+
+static bool
+dump_reader_start(DumpReader *r, size_t size)
+{
+	r->buf_pos = r->buf_len = 0;
+	r->file_left = size;
+	r->left = size - sizeof(pg_crc32c);
+	r->io_error = false;
+	INIT_CRC32C(r->crc);
+	return lseek(r->fd, 0, SEEK_SET) == 0;
+}
+
+static bool
+dump_fill(DumpReader *r)
+{
+	size_t		want = Min(NG_DUMP_READ_CHUNK, r->file_left);
+	ssize_t		n;
+
+	if (want == 0)
+	{
+		r->io_error = true;
+		return false;
+	}
+	do
+	{
+		n = read(r->fd, r->buf, want);
+	} while (n < 0 && errno == EINTR);
+	if (n <= 0)
+	{
+		r->io_error = true;
+		return false;
+	}
+	r->buf_pos = 0;
+	r->buf_len = n;
+	r->file_left -= n;
+	return true;
+}
+
+/*
+ * dump_read
+ *		Hand out the next len bytes of the body into out (or nowhere, if out
+ *		is NULL), adding them to the CRC; sets *nul if one of them is a zero
+ *		byte (nul may be NULL).  False if fewer than len bytes are left or
+ *		the file cannot be read (then io_error is set).
+ */
+static bool
+dump_read(DumpReader *r, void *out, size_t len, bool *nul)
+{
+	char	   *to = out;
+
+	if (len > r->left)
+		return false;
+	while (len > 0)
+	{
+		size_t		n;
+
+		if (r->buf_pos == r->buf_len && !dump_fill(r))
+			return false;
+		n = Min(len, r->buf_len - r->buf_pos);
+		COMP_CRC32C(r->crc, r->buf + r->buf_pos, n);
+		if (nul != NULL && memchr(r->buf + r->buf_pos, '\0', n) != NULL)
+			*nul = true;
+		if (to != NULL)
+		{
+			memcpy(to, r->buf + r->buf_pos, n);
+			to += n;
+		}
+		r->buf_pos += n;
+		r->left -= n;
+		len -= n;
+	}
+	return true;
+}
+
+/*
+ * dump_read_trailer
+ *		Once the body is handed out: read the CRC trailer.
+ */
+static bool
+dump_read_trailer(DumpReader *r, pg_crc32c *stored)
+{
+	pg_crc32c	crc = r->crc;
+	bool		ok;
+
+	Assert(r->left == 0);
+	r->left = sizeof(pg_crc32c);
+	ok = dump_read(r, stored, sizeof(pg_crc32c), NULL);
+	r->crc = crc;
+	return ok;
+}
+
+/*
+ * persist_check_entry
+ *		Read one entry's fixed part and its text, checking every field that
+ *		could make it unsafe to use.  With qtext, the text is returned in
+ *		*qtext (palloc'd, NUL-terminated; NULL if none); without, it is only
+ *		checked.  Returns NULL if it is fine, else why not.
+ */
+static const char *
+persist_check_entry(DumpReader *r, NgDumpEntry *de, char **qtext)
+{
+	bool		nul = false;
+	char	   *tbuf = NULL;
+
+	if (qtext != NULL)
+		*qtext = NULL;
+	if (!dump_read(r, de, sizeof(*de), NULL))
+		return "truncated entry";
+	if (de->text_len < -1 || (de->text_len >= 0 && (size_t) de->text_len > r->left))
+		return "invalid text length";
+	if (!PG_VALID_ENCODING(de->encoding))
+		return "invalid encoding";
+	if (de->counters.calls[NG_PLAN] < 0 || de->counters.calls[NG_EXEC] < 0 ||
+		de->counters.minmax_calls[NG_PLAN] < 0 ||
+		de->counters.minmax_calls[NG_EXEC] < 0)
+		return "invalid counters";
+	if (de->text_len < 0)
+		return NULL;
+	if (qtext != NULL)
+	{
+		/* no larger than the file, which is bounded by the settings */
+		tbuf = palloc_extended((Size) de->text_len + 1,
+							   MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+		if (tbuf == NULL)
+			return "out of memory";
+		tbuf[de->text_len] = '\0';
+	}
+	if (!dump_read(r, tbuf, de->text_len, &nul) || nul)
+	{
+		if (tbuf)
+			pfree(tbuf);
+		return nul ? "invalid text" : "truncated entry";
+	}
+	if (qtext != NULL)
+		*qtext = tbuf;
+	return NULL;
+}
+
+/*
+ * persist_restore_entry
+ *		Put one saved entry into the table, merging with an entry a backend
+ *		created meanwhile.  Returns false if there was no room.
+ */
+static bool
+persist_restore_entry(const NgDumpEntry *de, const char *qtext)
+{
+	uint32		hash = ng_key_hash(&de->key);
+	NgSharedPartition *part = ng_partition(hash);
+	dsa_pointer tdp = InvalidDsaPointer;
+	dsa_pointer dp;
+	NgSharedEntry *entry;
+	bool		found;
+
+	if (de->key.queryid == 0)
+		return true;			/* padding of a dump that shrank */
+	if (!ng_entry_reserve())
+		return false;
+	if (qtext != NULL)
+	{
+		tdp = ng_qtext_store(qtext, de->text_len);
+		if (!DsaPointerIsValid(tdp))
+			ng_note_loss(NG_LOSS_TEXT_MEMORY, 1);
+	}
+	(void) ng_entry_prepare(part);
+
+	LWLockAcquire(part->lock, LW_EXCLUSIVE);
+	dp = ng_entry_insert(part, &de->key, hash, tdp, de->text_len, de->encoding,
+						 &found);
+	if (DsaPointerIsValid(dp))
+	{
+		entry = dsa_get_address(ng_area, dp);
+		if (found)
+			ng_counters_merge(&entry->counters, &de->counters);
+		else
+		{
+			entry->counters = de->counters;
+			/* generations of the previous run mean nothing in this one */
+			entry->counters.changed_generation = 1;
+			entry->usage = de->usage;
+			entry->stats_since = de->stats_since;
+			entry->minmax_stats_since = de->minmax_stats_since;
+			if (DsaPointerIsValid(entry->qtext))
+				entry->text_stored_at = de->text_stored_at;
+			else
+				entry->text_dropped = (qtext != NULL);
+			tdp = InvalidDsaPointer;	/* the entry owns it */
+		}
+	}
+	LWLockRelease(part->lock);
+	ng_entry_prepared_release();
+
+	if (!DsaPointerIsValid(dp) || found)
+		ng_entry_unreserve();
+	if (DsaPointerIsValid(tdp))
+		ng_qtext_free(tdp, de->text_len);
+	return DsaPointerIsValid(dp);
+}
+
+/*
+ * persist_merge_stats
+ *		Add the saved info figures to those counted since the start (backends
+ *		may have evicted, dropped or refused before the keeper got here), so
+ *		that every loss stays counted.  The reset time is the saved one: the
+ *		figures now count from it.
+ */
+static void
+persist_merge_stats(const NgSharedStats *saved, int64 refused)
+{
+	NgSharedStats *st = &ng_shared->stats;
+
+	SpinLockAcquire(&ng_shared->mutex);
+	st->dealloc += saved->dealloc;
+	st->evicted_calls += saved->evicted_calls;
+	st->evicted_exec_time += saved->evicted_exec_time;
+	st->last_eviction_time = Max(st->last_eviction_time,
+								 saved->last_eviction_time);
+	st->texts_dropped += saved->texts_dropped;
+	st->entries_refused += saved->entries_refused + refused;
+	st->counts_discarded += saved->counts_discarded;
+	st->unadmitted_calls += saved->unadmitted_calls;
+	st->lock_misses += saved->lock_misses;
+	st->stats_reset = saved->stats_reset;
+	SpinLockRelease(&ng_shared->mutex);
+}
+
+static void
+persist_reject(const char *why)
+{
+	ereport(LOG,
+			(errmsg("pg_stat_statements_ng: ignoring saved statistics in \"%s\": %s",
+					NG_DUMP_FILE, why)));
+}
+
+/*
+ * persist_max_file_size
+ *		The largest file the current settings could have written: a row per
+ *		entry (at most max) and per slot (a dump taken while backends still
+ *		held unbound slots), and texts of at most query_text_memory bytes.
+ */
+static uint64
+persist_max_file_size(void)
+{
+	uint64		rows = (uint64) ng_max +
+		(uint64) ng_store_num_slot_procs() * ng_slots_per_backend;
+
+	return sizeof(NgDumpHeader) + rows * sizeof(NgDumpEntry) +
+		(uint64) ng_query_text_memory_kb * 1024 + sizeof(pg_crc32c);
+}
+
+/*
+ * persist_validate
+ *		First pass over the file: the header, every entry, and the CRC of the
+ *		whole, which decides when it fails.  Returns NULL if the file is
+ *		sound, else why not; *hdr gets the header.
+ */
+static const char *
+persist_validate(DumpReader *r, NgDumpHeader *hdr)
+{
+	const char *why = NULL;
+	pg_crc32c	stored_crc;
+
+	if (!dump_read(r, hdr, sizeof(*hdr), NULL))
+		why = "truncated header";
+	else if (hdr->magic != NG_DUMP_MAGIC)
+		why = "not a pg_stat_statements_ng file";
+	else if (hdr->format != NG_DUMP_FORMAT)
+		why = psprintf("format version %u, expected %u", hdr->format, NG_DUMP_FORMAT);
+	else if (hdr->pg_major != PG_VERSION_NUM / 100)
+		why = psprintf("written by PostgreSQL major %u, this is %u",
+					   hdr->pg_major, PG_VERSION_NUM / 100);
+	else if (hdr->counters_size != sizeof(NgCounters))
+		why = "counters of another layout";
+	else if (hdr->nentries > r->left / sizeof(NgDumpEntry))
+		why = "entry count exceeds the file";
+
+	for (uint64 i = 0; why == NULL && i < hdr->nentries; i++)
+	{
+		NgDumpEntry de;
+
+		why = persist_check_entry(r, &de, NULL);
+	}
+	if (why == NULL && r->left != 0)
+		why = "trailing bytes after the entries";
+
+	/* the checksum goes first: read what is left of the body into it */
+	if (r->io_error || !dump_read(r, NULL, r->left, NULL) ||
+		!dump_read_trailer(r, &stored_crc))
+		return "could not read the file";
+	FIN_CRC32C(r->crc);
+	if (!EQ_CRC32C(r->crc, stored_crc))
+		return "checksum mismatch";
+	return why;
+}
+
+/*
+ * persist_restore_entries
+ *		The second pass: restore nentries entries, checking each again as
+ *		it is read.  Counts them in *restored and *refused (no room).
+ *		Returns NULL, or why the file could not be read to the end.
+ */
+static const char *
+persist_restore_entries(DumpReader *r, uint64 nentries, int64 *restored,
+						int64 *refused)
+{
+	const char *why = NULL;
+
+	for (uint64 i = 0; i < nentries; i++)
+	{
+		NgDumpEntry de;
+		char	   *qtext;
+
+		why = persist_check_entry(r, &de, &qtext);
+		if (why != NULL)
+		{
+			why = psprintf("%s, after " INT64_FORMAT " statements were restored",
+						   r->io_error ? "could not read the file" : why,
+						   *restored);
+			break;
+		}
+		if (persist_restore_entry(&de, qtext))
+			(*restored)++;
+		else
+			(*refused)++;
+		if (qtext)
+			pfree(qtext);
+	}
+	return why;
+}
+
+/*
+ * ng_persist_load_file
+ *		Validate the dump file as a whole and, if it is sound, restore it.
+ *		Removes the file in every case.  Returns the number of entries
+ *		restored, or -1 if the file was rejected or could not be read.
+ *		Caller: the keeper at startup.
+ *
+ *		Nothing here blocks but on reading a regular file: the file is opened
+ *		without waiting (a FIFO would wait for a writer) and refused if it is
+ *		not a regular file.  Memory is bounded whatever the file: a file
+ *		larger than the settings could have written is refused by its size;
+ *		the others are read in pieces, twice: once to check everything, once
+ *		to restore.
+ */
+int64
+ng_persist_load_file(void)
+{
+	int			fd;
+	struct stat st;
+	DumpReader	r;
+	NgDumpHeader hdr;
+	const char *why = NULL;
+	int64		restored = -1;
+	int64		refused = 0;
+	uint64		max_size = persist_max_file_size();
+
+	fd = OpenTransientFile(NG_DUMP_FILE, O_RDONLY | O_NONBLOCK | PG_BINARY);
+	if (fd < 0)
+	{
+		if (errno != ENOENT)
+			ereport(LOG,
+					(errcode_for_file_access(),
+					 errmsg("pg_stat_statements_ng: could not open file \"%s\": %m",
+							NG_DUMP_FILE)));
+		unlink(NG_DUMP_FILE);
+		return -1;
+	}
+	unlink(NG_DUMP_FILE);		/* read through fd from here on */
+	r.fd = fd;
+	r.buf = NULL;
+	if (fstat(fd, &st) != 0)
+		why = "could not stat the file";
+	else if (!S_ISREG(st.st_mode))
+		why = "not a regular file";
+	else if ((size_t) st.st_size < sizeof(NgDumpHeader) + sizeof(pg_crc32c))
+		why = "file too short";
+	else if ((uint64) st.st_size > max_size)
+		why = psprintf("file too large (" UINT64_FORMAT " bytes, at most "
+					   UINT64_FORMAT " bytes for these settings)",
+					   (uint64) st.st_size, max_size);
+	if (why != NULL)
+		goto out;
+
+	r.buf = palloc(NG_DUMP_READ_CHUNK);
+	if (!dump_reader_start(&r, (size_t) st.st_size))
+		why = "could not read the file";
+	else
+		why = persist_validate(&r, &hdr);
+	if (why != NULL)
+		goto out;
+
+	/* the second pass restores; it checks each entry again as it reads */
+	if (!dump_reader_start(&r, (size_t) st.st_size) ||
+		!dump_read(&r, &hdr, sizeof(hdr), NULL))
+	{
+		why = "could not read the file";
+		goto out;
+	}
+	restored = 0;
+	why = persist_restore_entries(&r, hdr.nentries, &restored, &refused);
+	persist_merge_stats(&hdr.stats, refused);
+	if (refused > 0)
+		ng_note_loss(NG_LOSS_TABLE_FULL, 0);
+
+out:
+	CloseTransientFile(fd);
+	if (why != NULL)
+		persist_reject(why);
+	if (r.buf)
+		pfree(r.buf);
+	return why != NULL ? -1 : restored;
+}

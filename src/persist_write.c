@@ -1,0 +1,197 @@
+/*-------------------------------------------------------------------------
+ *
+ * persist_write.c
+ *		The dump: every row (shared entries plus slots) written to the
+ *		file at shutdown, by the keeper (persist.c).
+ *
+ * Why a file of its own: the writer of the format (persist_internal.h);
+ * its reader, which trusts nothing it reads, is persist_read.c.
+ *
+ * Locking: rows are read through reader.c, one partition at a time under
+ * that partition's lock in shared mode; nothing else is locked.  A failure
+ * is logged in one line and leaves no file; nothing raises an ERROR.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "mb/pg_wchar.h"
+#include "port/pg_crc32c.h"
+#include "storage/fd.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+
+#include "counters.h"
+#include "persist_internal.h"
+#include "reader.h"
+#include "shmem.h"
+
+typedef struct DumpWriter
+{
+	FILE	   *file;
+	pg_crc32c	crc;
+	bool		failed;
+} DumpWriter;
+
+static void
+dump_write(DumpWriter *w, const void *data, size_t len)
+{
+	if (w->failed || len == 0)
+		return;
+	COMP_CRC32C(w->crc, data, len);
+	if (fwrite(data, 1, len, w->file) != len)
+		w->failed = true;
+}
+
+/*
+ * dump_count_rows
+ *		How many rows there are now (they are counted before they are
+ *		written, for the header).
+ */
+static uint64
+dump_count_rows(void)
+{
+	uint64		nentries = 0;
+
+	for (int p = 0; p < NG_NUM_PARTITIONS; p++)
+	{
+		HTAB	   *rows = ng_read_rows_create();
+
+		ng_read_partition(p, rows, false);
+		nentries += hash_get_num_entries(rows);
+		hash_destroy(rows);
+	}
+	return nentries;
+}
+
+/*
+ * dump_write_rows
+ *		Write exactly count entries: every row, up to count of them.
+ */
+static void
+dump_write_rows(DumpWriter *w, uint64 count)
+{
+	uint64		nentries = 0;
+
+	for (int p = 0; p < NG_NUM_PARTITIONS && !w->failed; p++)
+	{
+		HTAB	   *rows = ng_read_rows_create();
+		HASH_SEQ_STATUS seq;
+		NgRow	   *row;
+
+		ng_read_partition(p, rows, true);
+		hash_seq_init(&seq, rows);
+		while ((row = hash_seq_search(&seq)) != NULL)
+		{
+			NgDumpEntry de;
+
+			/* rows that appeared since the count are left for next time */
+			if (nentries == count)
+				continue;
+			memset(&de, 0, sizeof(de));
+			de.key = row->key;
+			de.counters = row->counters;
+			de.stats_since = row->stats_since;
+			de.minmax_stats_since = row->minmax_stats_since;
+			de.text_stored_at = row->text_stored_at;
+			de.usage = row->usage;
+			de.encoding = row->encoding;
+			de.text_len = row->qtext ? row->qtext_len : -1;
+			dump_write(w, &de, sizeof(de));
+			if (row->qtext)
+				dump_write(w, row->qtext, row->qtext_len);
+			nentries++;
+		}
+		hash_destroy(rows);
+	}
+
+	/* pad with empty rows if some disappeared since the count */
+	while (nentries < count && !w->failed)
+	{
+		NgDumpEntry de;
+
+		memset(&de, 0, sizeof(de));
+		de.text_len = -1;
+		de.encoding = GetDatabaseEncoding();
+		dump_write(w, &de, sizeof(de));
+		nentries++;
+	}
+}
+
+/*
+ * ng_persist_dump
+ *		Write every row (shared entries plus slots) to the dump file, via a
+ *		temporary file that is fsynced and renamed.  Logs one line and leaves
+ *		no file on failure.
+ */
+void
+ng_persist_dump(void)
+{
+	DumpWriter	w;
+	NgDumpHeader hdr;
+	MemoryContext cxt;
+	MemoryContext oldcxt;
+	int			save_errno;
+
+	cxt = AllocSetContextCreate(TopMemoryContext, "pg_stat_statements_ng dump",
+								ALLOCSET_DEFAULT_SIZES);
+	oldcxt = MemoryContextSwitchTo(cxt);
+
+	w.file = AllocateFile(NG_DUMP_TMP_FILE, PG_BINARY_W);
+	if (w.file == NULL)
+	{
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("pg_stat_statements_ng: could not save statistics: could not create file \"%s\": %m",
+						NG_DUMP_TMP_FILE)));
+		goto done;
+	}
+	w.failed = false;
+	INIT_CRC32C(w.crc);
+
+	/* the header, with the entry count patched in at the end */
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.magic = NG_DUMP_MAGIC;
+	hdr.format = NG_DUMP_FORMAT;
+	hdr.pg_major = PG_VERSION_NUM / 100;
+	hdr.counters_size = sizeof(NgCounters);
+	SpinLockAcquire(&ng_shared->mutex);
+	hdr.stats = ng_shared->stats;
+	SpinLockRelease(&ng_shared->mutex);
+
+	/*
+	 * The CRC covers the header as finally written, so write the entries
+	 * first into the CRC of a second pass: simpler to count them first.
+	 */
+	hdr.nentries = dump_count_rows();
+	dump_write(&w, &hdr, sizeof(hdr));
+
+	dump_write_rows(&w, hdr.nentries);
+
+	FIN_CRC32C(w.crc);
+	if (!w.failed && fwrite(&w.crc, 1, sizeof(w.crc), w.file) != sizeof(w.crc))
+		w.failed = true;
+	save_errno = errno;
+	if (FreeFile(w.file) != 0 && !w.failed)
+	{
+		w.failed = true;
+		save_errno = errno;
+	}
+	if (w.failed)
+	{
+		errno = save_errno;
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("pg_stat_statements_ng: could not save statistics: could not write file \"%s\": %m",
+						NG_DUMP_TMP_FILE)));
+		unlink(NG_DUMP_TMP_FILE);
+		goto done;
+	}
+	/* fsyncs the file, renames it, fsyncs the directory */
+	if (durable_rename(NG_DUMP_TMP_FILE, NG_DUMP_FILE, LOG) != 0)
+		unlink(NG_DUMP_TMP_FILE);
+
+done:
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextDelete(cxt);
+}
