@@ -241,6 +241,122 @@ qtext_find_literals(const char *stmt, int len, int *n, int *max_param)
 }
 
 /*
+ * qtext_jumble_constants
+ *		The jumble's n constants, as offsets into the statement (which
+ *		starts at stmt_loc of the source string and is len bytes long), not
+ *		yet sorted nor measured.  Sets *has_squashed if one stands for a
+ *		squashed list.  Returns a palloc'd array of n + 1, or NULL if a
+ *		location lies outside the statement.
+ */
+static QtextConst *
+qtext_jumble_constants(const JumbleState *jstate, int n, int stmt_loc,
+					   int len, bool *has_squashed)
+{
+	QtextConst *consts = palloc(sizeof(QtextConst) * (n + 1));
+
+	for (int i = 0; i < n; i++)
+	{
+		const LocationLen *l = &jstate->clocations[i];
+
+		consts[i].location = l->location - stmt_loc;
+		consts[i].length = l->length;
+		consts[i].squashed = NG_LOC_SQUASHED(l);
+		consts[i].extern_param = NG_LOC_EXTERN_PARAM(l);
+		consts[i].literal = false;
+		*has_squashed |= consts[i].squashed;
+		/* untrusted: every location must lie within the statement */
+		if (consts[i].location < 0 || consts[i].location >= len)
+		{
+			pfree(consts);
+			return NULL;
+		}
+	}
+	return consts;
+}
+
+/*
+ * qtext_add_literals
+ *		A utility statement: the jumble's n constants (sorted) plus the
+ *		scanner's nlits literals that do not lie within a constant of the
+ *		jumble's (the number of a negative constant, a constant the jumble
+ *		found too), sorted.  Returns a palloc'd array; its length in *nall.
+ */
+static QtextConst *
+qtext_add_literals(const QtextConst *consts, int n, const QtextConst *lits,
+				   int nlits, int *nall)
+{
+	QtextConst *all = palloc(sizeof(QtextConst) * (n + nlits + 1));
+	int			j = 0;
+
+	memcpy(all, consts, sizeof(QtextConst) * n);
+	*nall = n;
+	for (int i = 0; i < nlits; i++)
+	{
+		/*
+		 * Both lists are in text order and the jumble's spans do not overlap:
+		 * pass the spans that end before this literal; it is inside the next
+		 * one if that one starts at or before it.
+		 */
+		while (j < n && (consts[j].length < 0 ||
+						 consts[j].location + consts[j].length <= lits[i].location))
+			j++;
+		if (j < n && consts[j].location <= lits[i].location)
+			continue;
+		all[(*nall)++] = lits[i];
+	}
+	qsort(all, *nall, sizeof(QtextConst), qtext_const_cmp);
+	return all;
+}
+
+/*
+ * qtext_substitute
+ *		Write the statement with each of the nall constants (sorted, measured)
+ *		replaced by its parameter symbol: the jumble's numbered after
+ *		highest_extern, the scanner's literals after first_lit.  Returns a
+ *		palloc'd text (its length in *out_len), or NULL if two constants
+ *		overlap.
+ */
+static char *
+qtext_substitute(const QtextConst *all, int nall, const char *stmt, int len,
+				 int highest_extern, int first_lit, bool has_squashed,
+				 int *out_len)
+{
+	StringInfoData buf;
+	int			copied = 0;		/* bytes of stmt already written */
+	int			replaced = 0;
+	int			replaced_lits = 0;
+
+	initStringInfo(&buf);
+	for (int i = 0; i < nall; i++)
+	{
+		const QtextConst *c = &all[i];
+
+		if (c->length < 0)
+			continue;			/* a duplicate location */
+		/* an external parameter is already $n: keep it unless renumbering */
+		if (c->extern_param && !has_squashed)
+			continue;
+		if (c->location < copied)
+		{
+			/* overlaps what was replaced before: cannot happen, be safe */
+			pfree(buf.data);
+			return NULL;
+		}
+		appendBinaryStringInfo(&buf, stmt + copied, c->location - copied);
+		if (c->literal)
+			appendStringInfo(&buf, "$%d", first_lit + ++replaced_lits);
+		else
+			appendStringInfo(&buf, "$%d%s",
+							 replaced++ + 1 + highest_extern,
+							 c->squashed ? " /*, ... */" : "");
+		copied = c->location + c->length;
+	}
+	appendBinaryStringInfo(&buf, stmt + copied, len - copied);
+	*out_len = buf.len;
+	return buf.data;
+}
+
+/*
  * qtext_normalize
  *		Replace the constants of a statement by parameter symbols.  stmt is
  *		a NUL-terminated copy of the statement, which starts at offset
@@ -258,34 +374,17 @@ qtext_normalize(const JumbleState *jstate, const char *stmt, int stmt_loc,
 	int			nlits = 0;
 	int			max_param = 0;
 	int			highest_extern = jstate ? jstate->highest_extern_param_id : 0;
-	QtextConst *consts = palloc(sizeof(QtextConst) * (n + 1));
+	QtextConst *consts;
 	QtextConst *lits = NULL;
 	QtextConst *all;
 	int			nall;
-	StringInfoData buf;
-	int			copied = 0;		/* bytes of stmt already written */
-	int			replaced = 0;
-	int			replaced_lits = 0;
 	int			first_lit;
 	bool		has_squashed = false;
+	char	   *result;
 
-	for (int i = 0; i < n; i++)
-	{
-		const LocationLen *l = &jstate->clocations[i];
-
-		consts[i].location = l->location - stmt_loc;
-		consts[i].length = l->length;
-		consts[i].squashed = NG_LOC_SQUASHED(l);
-		consts[i].extern_param = NG_LOC_EXTERN_PARAM(l);
-		consts[i].literal = false;
-		has_squashed |= consts[i].squashed;
-		/* untrusted: every location must lie within the statement */
-		if (consts[i].location < 0 || consts[i].location >= len)
-		{
-			pfree(consts);
-			return NULL;
-		}
-	}
+	consts = qtext_jumble_constants(jstate, n, stmt_loc, len, &has_squashed);
+	if (consts == NULL)
+		return NULL;
 	qsort(consts, n, sizeof(QtextConst), qtext_const_cmp);
 
 	if (!qtext_measure_constants(consts, n, stmt, len))
@@ -296,39 +395,19 @@ qtext_normalize(const JumbleState *jstate, const char *stmt, int stmt_loc,
 
 	/*
 	 * A utility statement: add the scanner's literals that do not lie within
-	 * a constant of the jumble's (the number of a negative constant, a
-	 * constant the jumble found too).
+	 * a constant of the jumble's.
 	 */
 	all = consts;
 	nall = n;
 	if (utility)
 	{
-		int			j = 0;
-
 		lits = qtext_find_literals(stmt, len, &nlits, &max_param);
 		if (lits == NULL)
 		{
 			pfree(consts);
 			return NULL;
 		}
-		all = palloc(sizeof(QtextConst) * (n + nlits + 1));
-		memcpy(all, consts, sizeof(QtextConst) * n);
-		nall = n;
-		for (int i = 0; i < nlits; i++)
-		{
-			/*
-			 * Both lists are in text order and the jumble's spans do not
-			 * overlap: pass the spans that end before this literal; it is
-			 * inside the next one if that one starts at or before it.
-			 */
-			while (j < n && (consts[j].length < 0 ||
-							 consts[j].location + consts[j].length <= lits[i].location))
-				j++;
-			if (j < n && consts[j].location <= lits[i].location)
-				continue;
-			all[nall++] = lits[i];
-		}
-		qsort(all, nall, sizeof(QtextConst), qtext_const_cmp);
+		all = qtext_add_literals(consts, n, lits, nlits, &nall);
 	}
 
 	/* the jumble's constants are numbered first, then the scanner's */
@@ -338,44 +417,14 @@ qtext_normalize(const JumbleState *jstate, const char *stmt, int stmt_loc,
 			first_lit++;
 	first_lit = Max(first_lit, max_param);
 
-	initStringInfo(&buf);
-	for (int i = 0; i < nall; i++)
-	{
-		const QtextConst *c = &all[i];
-
-		if (c->length < 0)
-			continue;			/* a duplicate location */
-		/* an external parameter is already $n: keep it unless renumbering */
-		if (c->extern_param && !has_squashed)
-			continue;
-		if (c->location < copied)
-		{
-			/* overlaps what was replaced before: cannot happen, be safe */
-			if (all != consts)
-				pfree(all);
-			if (lits)
-				pfree(lits);
-			pfree(consts);
-			pfree(buf.data);
-			return NULL;
-		}
-		appendBinaryStringInfo(&buf, stmt + copied, c->location - copied);
-		if (c->literal)
-			appendStringInfo(&buf, "$%d", first_lit + ++replaced_lits);
-		else
-			appendStringInfo(&buf, "$%d%s",
-							 replaced++ + 1 + highest_extern,
-							 c->squashed ? " /*, ... */" : "");
-		copied = c->location + c->length;
-	}
-	appendBinaryStringInfo(&buf, stmt + copied, len - copied);
+	result = qtext_substitute(all, nall, stmt, len, highest_extern, first_lit,
+							  has_squashed, out_len);
 	if (all != consts)
 		pfree(all);
 	if (lits)
 		pfree(lits);
 	pfree(consts);
-	*out_len = buf.len;
-	return buf.data;
+	return result;
 }
 
 /*
