@@ -186,6 +186,23 @@ else
 	failed=$((failed + 1)); failures+=("pgindent")
 fi
 
+log "shape: scripts/check-house.sh (file and function sizes, include and call circles)"
+if bash "$here/check-house.sh"; then
+	echo "ok - check-house"
+	passed=$((passed + 1))
+else
+	echo "not ok - check-house: see its lines above"
+	failed=$((failed + 1)); failures+=("check-house")
+fi
+# the checker itself: a tree with each fault must make it fail
+if bash "$here/check-house.sh" --self-test >/dev/null; then
+	echo "ok - check-house fails on a tree with each fault"
+	passed=$((passed + 1))
+else
+	echo "not ok - check-house did not fail on a tree with each fault"
+	failed=$((failed + 1)); failures+=("check-house-self-test")
+fi
+
 for major in $PGSSNG_MAJORS; do
 	run_major "$major"
 done
