@@ -9,10 +9,13 @@
  * them with ng_slot_try_read, without lock.  Counts move into an entry only
  * under the entry's partition lock held exclusively.
  *
- * Locks: ng_slots_count, ng_slots_note_parse, ng_slots_maintenance: the
- * owner, holding no lock of ours (they take partition locks themselves).
- * ng_slots_of_proc, ng_slot_at, ng_slot_try_read: none (a reader that must
- * see a consistent set holds the partition lock, shared).
+ * Locks: ng_slots_count, ng_slots_note_parse, ng_slots_maintenance are
+ * called by the owner holding no lock of ours.  Counting a statement that
+ * already has a slot takes no lock and no atomic read-modify-write;
+ * ng_slots_note_parse waits for the partition lock only to create an
+ * entry; ng_slots_maintenance never waits for a lock.  ng_slots_of_proc,
+ * ng_slot_at, ng_slot_try_read: no lock (a reader that must see every
+ * slot of a partition consistently holds that partition's lock, shared).
  *
  *-------------------------------------------------------------------------
  */

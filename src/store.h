@@ -16,8 +16,8 @@
  *   ng_entry_prepare, ng_entry_prepared_release: no partition lock.
  *   ng_entry_insert, ng_entry_unlink, ng_entry_drop: the partition lock,
  *     exclusive.
- *   ng_entry_release_memory: an entry nobody can reach any more (unlinked,
- *     no pins); any lock.
+ *   ng_entry_release_memory: an unlinked entry no slot is bound to (pins
+ *     0); the partition lock, exclusive.
  *   ng_store_buckets, ng_store_bucket_of: the partition lock, any mode.
  *
  *-------------------------------------------------------------------------
