@@ -20,8 +20,9 @@
 #ifndef NG_ALLOC_H
 #define NG_ALLOC_H
 
-#include "pg_stat_statements_ng.h"
 #include "utils/dsa.h"
+
+#include "pg_stat_statements_ng.h"
 
 /* Kinds of degradation, each logged once per server until the next reset */
 typedef enum NgLoss

@@ -14,9 +14,10 @@
 #ifndef NG_COUNTERS_H
 #define NG_COUNTERS_H
 
-#include "pg_stat_statements_ng.h"
 #include "datatype/timestamp.h"
 #include "executor/instrument.h"
+
+#include "pg_stat_statements_ng.h"
 
 /*
  * Latency histograms: bucket 0 holds durations under NG_HIST_MIN_MS; bucket

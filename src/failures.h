@@ -4,8 +4,9 @@
  *		Failed executions (failures.c): noted in error paths, where nothing
  *		may be allocated, and recorded later through the slots.
  *
- * Locks: ng_failure_note and ng_failure_classify: any state (error paths;
- * they only copy into backend-local memory).  ng_failures_record and
+ * Locks: ng_failure_classify and ng_failure_note are called inside
+ * PG_CATCH; they take no lock, allocate nothing and raise no error (a note
+ * goes into a small static array).  ng_failures_record and
  * ng_failures_flush: no lock of ours held (they count through slots.c).
  *
  *-------------------------------------------------------------------------

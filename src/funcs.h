@@ -11,8 +11,9 @@
 #ifndef NG_FUNCS_H
 #define NG_FUNCS_H
 
-#include "pg_stat_statements_ng.h"
 #include "fmgr.h"
+
+#include "pg_stat_statements_ng.h"
 
 /*
  * Shapes of the statement-listing functions: pg_stat_statements' API

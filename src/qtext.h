@@ -14,8 +14,9 @@
 #ifndef NG_QTEXT_H
 #define NG_QTEXT_H
 
-#include "pg_stat_statements_ng.h"
 #include "utils/dsa.h"
+
+#include "pg_stat_statements_ng.h"
 
 /*
  * Where the text of a statement comes from, as the hooks see it.

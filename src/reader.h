@@ -12,8 +12,9 @@
 #ifndef NG_READER_H
 #define NG_READER_H
 
-#include "counters.h"
 #include "utils/dsa.h"
+
+#include "counters.h"
 
 /* One row being assembled from an entry and the slots counting for it */
 typedef struct NgRow

@@ -11,8 +11,9 @@
 #ifndef NG_RESET_H
 #define NG_RESET_H
 
-#include "pg_stat_statements_ng.h"
 #include "datatype/timestamp.h"
+
+#include "pg_stat_statements_ng.h"
 
 extern TimestampTz ng_store_reset(Oid userid, Oid dbid, uint64 queryid,
 								  bool minmax_only);

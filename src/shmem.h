@@ -20,12 +20,13 @@
 #ifndef NG_SHMEM_H
 #define NG_SHMEM_H
 
-#include "pg_stat_statements_ng.h"
 #include "datatype/timestamp.h"
 #include "port/atomics.h"
 #include "storage/lwlock.h"
 #include "storage/spin.h"
 #include "utils/dsa.h"
+
+#include "pg_stat_statements_ng.h"
 
 /* Partitions of the shared table: a power of two */
 #define NG_NUM_PARTITIONS		32

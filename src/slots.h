@@ -22,9 +22,10 @@
 #ifndef NG_SLOTS_H
 #define NG_SLOTS_H
 
+#include "utils/dsa.h"
+
 #include "counters.h"
 #include "qtext.h"
-#include "utils/dsa.h"
 
 /* How often (at most) a backend runs its slot maintenance, in ms */
 #define NG_MAINTENANCE_INTERVAL_MS	1000
