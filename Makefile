@@ -15,7 +15,11 @@ OBJS = \
 	src/persist.o \
 	src/qtext.o \
 	src/reader.o \
-	src/slots.o \
+	src/slot_area.o \
+	src/slots_bind.o \
+	src/slots_count.o \
+	src/slots_life.o \
+	src/slots_local.o \
 	src/store.o
 
 EXTENSION = pg_stat_statements_ng

@@ -1,0 +1,518 @@
+/*-------------------------------------------------------------------------
+ *
+ * slots_bind.c
+ *		Binding a slot of this backend to a statement's shared entry, and
+ *		releasing it again: finding or creating the entry, folding a slot's
+ *		counts into it, choosing the least recently used slot to give up,
+ *		and counting straight into the entry for a process without slots.
+ *
+ * Why a file of its own: this is the part of the slots that takes locks
+ * and moves counts between a slot and the shared table.  The hot path
+ * (slots_count.c) comes here only when a statement has no slot yet or its
+ * entry was removed; slots_int.h describes the whole slot protocol.
+ *
+ * Locking.  Entries are found, created and pinned under their partition
+ * lock (shared to find and pin an entry that exists, exclusive to create
+ * one or give it a text); a slot is folded, and zeroed, under its
+ * partition's lock held exclusively, in the same critical section, so
+ * that a reader (who holds it shared) sees each execution once.  Nothing
+ * here waits for a lock unless its caller asks to (wait = true: at parse,
+ * at exit, and for the last resort of slot_find_free).  Pins are atomic
+ * counters, changed under the partition lock.  The unadmitted counts go
+ * into the shared stats under ng_shared->mutex.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "mb/pg_wchar.h"
+#include "utils/timestamp.h"
+
+#include "slots_int.h"
+
+/*
+ * slot_fold_locked
+ *		Move slot i's counts into the shared table and free the slot.
+ *		Caller holds the slot's partition lock exclusively.
+ *
+ *		A bound slot adds its counts to its entry (unless the entry is dead:
+ *		a reset voided them) and drops its pin, freeing a dead entry when it
+ *		was the last.  An unbound slot adds its counts to the key's entry if
+ *		one exists by now; otherwise they go where evicted entries' counts
+ *		go (evicted_calls), and are also counted as unadmitted_calls.
+ */
+static void
+slot_fold_locked(int i)
+{
+	NgSlot	   *slot = slot_at(ngs_my_area, i);
+	NgLocalSlot *ls = &ngs_local_slots[i];
+	NgSharedPartition *part = &ng_shared->partitions[slot->partition];
+	NgCounters	counts = slot->counters;
+
+	Assert(LWLockHeldByMeInMode(part->lock, LW_EXCLUSIVE));
+	pg_atomic_fetch_add_u64(&ng_shared->folds, 1);
+	if (ls->entry != NULL)
+	{
+		NgSharedEntry *entry = ls->entry;
+
+		if (!entry->dead)
+		{
+			if (slot->minmax_generation != entry->minmax_generation)
+				ng_counters_clear_minmax(&counts);
+			ng_counters_merge(&entry->counters, &counts);
+			ng_evict_earn_usage(entry, counts.calls[NG_EXEC] + counts.calls[NG_PLAN]);
+		}
+		if (pg_atomic_sub_fetch_u32(&entry->pins, 1) == 0 && entry->dead)
+			ng_entry_release_memory(entry, slot->entry);
+	}
+	else if (slot->partition_generation == part->generation &&
+			 ng_counters_any(&counts))
+	{
+		dsa_pointer dp;
+		NgSharedEntry *entry = ng_entry_lookup(part, &slot->key,
+											   ng_key_hash(&slot->key), &dp);
+
+		if (entry != NULL)
+		{
+			ng_counters_merge(&entry->counters, &counts);
+			ng_evict_earn_usage(entry, counts.calls[NG_EXEC] + counts.calls[NG_PLAN]);
+		}
+		else
+		{
+			/*
+			 * The statement never got an entry (the table was full of entries
+			 * in use): its counts leave the table as an evicted entry's do,
+			 * into evicted_calls and evicted_exec_time, so that sum(calls)
+			 * plus evicted_calls still counts every execution.  Its failed
+			 * executions, which are not calls, are counted as discarded.
+			 */
+			SpinLockAcquire(&ng_shared->mutex);
+			ng_shared->stats.evicted_calls += counts.calls[NG_EXEC];
+			ng_shared->stats.evicted_exec_time += counts.total_time[NG_EXEC];
+			ng_shared->stats.unadmitted_calls += counts.calls[NG_EXEC];
+			ng_shared->stats.counts_discarded += ng_counters_failed(&counts);
+			SpinLockRelease(&ng_shared->mutex);
+		}
+	}
+
+	slot_begin_write(slot);
+	slot->in_use = false;
+	slot->entry = InvalidDsaPointer;
+	memset(&slot->counters, 0, sizeof(NgCounters));
+	ngs_my_area->partition_of[i] = NG_SLOT_FREE;
+	slot_end_write(slot);
+
+	{
+		NgLocalEntry *le = nglocal_lookup(ngs_local_map, ls->key);
+
+		if (le != NULL)
+			le->slot = -1;
+	}
+	ls->in_use = false;
+	ls->entry = NULL;
+	ls->used = false;
+}
+
+/*
+ * ng_slot_release
+ *		Fold slot i and free it.  With wait = false, gives up (returns
+ *		false) if the partition lock is busy.  Caller holds no partition lock.
+ */
+bool
+ng_slot_release(int i, bool wait)
+{
+	NgSlot	   *slot = slot_at(ngs_my_area, i);
+	LWLock	   *lock = ng_shared->partitions[slot->partition].lock;
+
+	if (wait)
+		LWLockAcquire(lock, LW_EXCLUSIVE);
+	else if (!LWLockConditionalAcquire(lock, LW_EXCLUSIVE))
+	{
+		ng_count_stat(&ng_shared->stats.lock_misses, 1);
+		return false;
+	}
+	slot_fold_locked(i);
+	LWLockRelease(lock);
+	return true;
+}
+
+/*
+ * slots_release_lru
+ *		The table is full of entries in use and a new statement needs one:
+ *		release (fold and unpin) up to n of this backend's least recently
+ *		used bound slots, without waiting, so that eviction can take the
+ *		cold ones among their entries.  Without this, backends that each
+ *		keep their last slots_per_backend statements bound could together
+ *		pin the whole table, and a workload of ever-new statements would
+ *		find nothing to evict.  Returns the number released.
+ */
+static int
+slots_release_lru(int n)
+{
+	int			released = 0;
+
+	if (ngs_my_area == NULL)
+		return 0;
+	while (released < n)
+	{
+		int			best = -1;
+
+		for (int i = 0; i < ng_slots_per_backend; i++)
+		{
+			if (!ngs_local_slots[i].in_use || ngs_local_slots[i].entry == NULL)
+				continue;
+			if (best < 0 || ngs_local_slots[i].last_used < ngs_local_slots[best].last_used)
+				best = i;
+		}
+		if (best < 0 || !ng_slot_release(best, false))
+			break;
+		released++;
+	}
+	return released;
+}
+
+/*
+ * slot_insert_locked
+ *		Under the exclusive partition lock: find key's entry, or insert it if
+ *		a place was reserved (*reserved, cleared when used), give it the text
+ *		stored at *tdp if it has none (*tdp cleared when the entry owns it),
+ *		pin it if pin.  Returns the entry, or NULL (counted as a loss).
+ */
+static NgSharedEntry *
+slot_insert_locked(NgSharedPartition *part, const NgKey *key, uint32 hash,
+				   const char *qtext, int text_len, bool pin,
+				   dsa_pointer *dp, dsa_pointer *tdp, bool *reserved,
+				   bool *has_text)
+{
+	NgSharedEntry *entry;
+	bool		found;
+
+	Assert(LWLockHeldByMeInMode(part->lock, LW_EXCLUSIVE));
+	entry = ng_entry_lookup(part, key, hash, dp);
+	if (entry == NULL && *reserved)
+	{
+		*dp = ng_entry_insert(part, key, hash, *tdp, text_len,
+							  GetDatabaseEncoding(), &found);
+		Assert(!found);
+		if (DsaPointerIsValid(*dp))
+		{
+			entry = dsa_get_address(ng_area, *dp);
+			*tdp = InvalidDsaPointer;	/* the entry owns it now */
+			*reserved = false;
+		}
+	}
+	else if (entry == NULL)
+		ng_note_loss(NG_LOSS_TABLE_FULL, 1);
+	if (entry != NULL && !DsaPointerIsValid(entry->qtext) &&
+		DsaPointerIsValid(*tdp))
+	{
+		entry->qtext = *tdp;
+		entry->text_stored_at = GetCurrentTimestamp();
+		entry->text_len = text_len;
+		entry->encoding = GetDatabaseEncoding();
+		entry->text_dropped = false;
+		*tdp = InvalidDsaPointer;
+	}
+	else if (entry != NULL && !DsaPointerIsValid(entry->qtext) &&
+			 qtext != NULL && !entry->text_dropped)
+	{
+		/* the text did not fit: counted once per statement */
+		entry->text_dropped = true;
+		ng_note_loss(NG_LOSS_TEXT_MEMORY, 1);
+	}
+	if (entry != NULL)
+	{
+		if (pin)
+			pg_atomic_fetch_add_u32(&entry->pins, 1);
+		*has_text = DsaPointerIsValid(entry->qtext);
+	}
+	return entry;
+}
+
+/*
+ * slot_create_entry
+ *		The rest of ng_slot_get_entry, when the entry does not exist (exists
+ *		is false) or has no text yet: create it, or give it qtext, under the
+ *		exclusive partition lock, with everything prepared outside it.
+ */
+static NgSharedEntry *
+slot_create_entry(const NgKey *key, uint32 hash, const char *qtext,
+				  int text_len, bool exists, bool pin, bool wait,
+				  dsa_pointer *dp, bool *has_text)
+{
+	NgSharedPartition *part = ng_partition(hash);
+	NgSharedEntry *entry;
+	dsa_pointer tdp = InvalidDsaPointer;
+	bool		reserved = false;
+
+	/*
+	 * Creating it, or adding its text, needs DSA memory, which cannot be had
+	 * while the process exits or a transaction aborts (store.c): not now.
+	 */
+	if (!ng_dsa_can_allocate())
+		return NULL;
+
+	/* Creating it, or adding its text: prepare everything outside locks. */
+	if (!exists)
+	{
+		reserved = ng_entry_reserve();
+		if (!reserved && ng_evict_make_room())
+			reserved = ng_entry_reserve();
+		if (!reserved && slots_release_lru(ng_slots_per_backend / 2) > 0 &&
+			ng_evict_make_room())
+			reserved = ng_entry_reserve();
+	}
+	if (qtext != NULL && (exists || reserved))
+		tdp = ng_qtext_store(qtext, text_len);
+	if (reserved)
+		(void) ng_entry_prepare(part);
+
+	if (wait)
+		LWLockAcquire(part->lock, LW_EXCLUSIVE);
+	else if (!LWLockConditionalAcquire(part->lock, LW_EXCLUSIVE))
+	{
+		ng_count_stat(&ng_shared->stats.lock_misses, 1);
+		if (reserved)
+			ng_entry_unreserve();
+		if (DsaPointerIsValid(tdp))
+			ng_qtext_free(tdp, text_len);
+		ng_entry_prepared_release();
+		return NULL;
+	}
+
+	entry = slot_insert_locked(part, key, hash, qtext, text_len, pin, dp,
+							   &tdp, &reserved, has_text);
+	LWLockRelease(part->lock);
+
+	if (reserved)
+		ng_entry_unreserve();
+	if (DsaPointerIsValid(tdp))
+		ng_qtext_free(tdp, text_len);
+	ng_entry_prepared_release();
+	return entry;
+}
+
+/*
+ * ng_slot_get_entry
+ *		Find or create the shared entry of key and return it pinned (if pin)
+ *		with its DSA pointer, or NULL if it cannot be had now.
+ *
+ *		text (palloc'd, may be NULL) is stored if the entry has none.  With
+ *		wait = false nothing here waits for a lock: a busy partition means
+ *		"not now".  *has_text tells whether the entry ends up with a text.
+ *		Caller holds no partition lock.
+ */
+NgSharedEntry *
+ng_slot_get_entry(const NgKey *key, uint32 hash, const char *qtext, int text_len,
+				  bool pin, bool wait, dsa_pointer *dp, bool *has_text)
+{
+	NgSharedPartition *part = ng_partition(hash);
+	NgSharedEntry *entry;
+
+	/* The common case: it exists; pin it under the shared lock. */
+	if (wait)
+		LWLockAcquire(part->lock, LW_SHARED);
+	else if (!LWLockConditionalAcquire(part->lock, LW_SHARED))
+	{
+		ng_count_stat(&ng_shared->stats.lock_misses, 1);
+		return NULL;
+	}
+	entry = ng_entry_lookup(part, key, hash, dp);
+	if (entry != NULL && (DsaPointerIsValid(entry->qtext) || qtext == NULL ||
+						  !ng_dsa_can_allocate()))
+	{
+		if (pin)
+			pg_atomic_fetch_add_u32(&entry->pins, 1);
+		*has_text = DsaPointerIsValid(entry->qtext);
+		LWLockRelease(part->lock);
+		return entry;
+	}
+	LWLockRelease(part->lock);
+
+	return slot_create_entry(key, hash, qtext, text_len, entry != NULL,
+							 pin, wait, dp, has_text);
+}
+
+/*
+ * ng_slot_adopt_entry
+ *		For an unbound slot with counts: make sure its key has an entry, so
+ *		that folding the slot keeps the counts.  Returns true if the slot
+ *		can be folded without loss (an entry exists, or there is nothing to
+ *		keep).  With wait, waits for the partition lock (at exit).
+ */
+bool
+ng_slot_adopt_entry(int i, bool wait)
+{
+	NgSlot	   *slot = slot_at(ngs_my_area, i);
+	dsa_pointer dp;
+	bool		has_text;
+
+	if (!ng_counters_any(&slot->counters))
+		return true;
+	return ng_slot_get_entry(&slot->key, ng_key_hash(&slot->key), NULL, 0,
+							 false, wait, &dp, &has_text) != NULL;
+}
+
+/*
+ * slot_find_free
+ *		A free slot of mine, releasing the least recently used bound slot if
+ *		all are taken: a bound slot folds into its entry without loss.  An
+ *		unbound slot is given up only if its key has an entry by now (or
+ *		has nothing to keep).  Tries a few victims without waiting before it
+ *		waits for one.
+ */
+static int
+slot_find_free(void)
+{
+	int			victims[4];
+	int			nvictims = 0;
+	int			bound = 0;
+
+	for (int i = 0; i < ng_slots_per_backend; i++)
+		if (!ngs_local_slots[i].in_use)
+			return i;
+
+	/* the least recently used slots, bound ones first */
+	for (int pass = 0; pass < 2 && nvictims < lengthof(victims); pass++)
+	{
+		while (nvictims < lengthof(victims))
+		{
+			int			best = -1;
+
+			for (int i = 0; i < ng_slots_per_backend; i++)
+			{
+				bool		taken = false;
+
+				if ((ngs_local_slots[i].entry != NULL) != (pass == 0))
+					continue;
+				for (int v = 0; v < nvictims; v++)
+					taken |= (victims[v] == i);
+				if (!taken && (best < 0 ||
+							   ngs_local_slots[i].last_used < ngs_local_slots[best].last_used))
+					best = i;
+			}
+			if (best < 0)
+				break;
+			victims[nvictims++] = best;
+			if (pass == 0)
+				bound++;
+		}
+	}
+	for (int v = 0; v < nvictims; v++)
+	{
+		if (ngs_local_slots[victims[v]].entry == NULL &&
+			!ng_slot_adopt_entry(victims[v], false))
+			continue;
+		if (ng_slot_release(victims[v], false))
+			return victims[v];
+	}
+
+	/* wait: for a bound victim's lock, or for an unbound one's entry */
+	if (bound > 0)
+	{
+		ng_slot_release(victims[0], true);
+		return victims[0];
+	}
+	for (int v = 0; v < nvictims; v++)
+	{
+		if (ng_slot_adopt_entry(victims[v], true))
+		{
+			ng_slot_release(victims[v], true);
+			return victims[v];
+		}
+	}
+
+	/*
+	 * Every slot counts for a statement that has no entry and can get none
+	 * (the table is full of entries other backends are using): give up the
+	 * oldest one's counts, counted as discarded.
+	 */
+	ng_slot_release(victims[0], true);
+	return victims[0];
+}
+
+/*
+ * ng_slot_bind
+ *		Give key a slot of mine, bound to its shared entry if that can be had
+ *		without waiting.  Returns the slot index.
+ */
+int
+ng_slot_bind(NgLocalEntry *le, const NgTextSource *src)
+{
+	int			i = slot_find_free();
+	NgSlot	   *slot = slot_at(ngs_my_area, i);
+	uint32		hash = le->hash;
+	NgSharedPartition *part = ng_partition(hash);
+	int			text_len = 0;
+	uint32		text_epoch = part->text_epoch;
+	char	   *qtext = NULL;
+	dsa_pointer dp = InvalidDsaPointer;
+	bool		has_text = false;
+	NgSharedEntry *entry;
+
+	/* offer a text unless the entry has one or can get none for now */
+	if (!text_settled(le, part))
+		qtext = ng_slot_text(le, src, &text_len);
+	entry = ng_slot_get_entry(&le->key, hash, qtext, text_len, true, false,
+							  &dp, &has_text);
+	if (qtext)
+	{
+		pfree(qtext);
+		le->text_epoch = text_epoch;
+	}
+	text_note(le, qtext != NULL, entry != NULL, has_text);
+
+	slot_begin_write(slot);
+	slot->in_use = true;
+	slot->key = le->key;
+	slot->partition = ng_partition_of_hash(hash);
+	slot->entry = entry ? dp : InvalidDsaPointer;
+	slot->minmax_generation = entry ? entry->minmax_generation : 0;
+	slot->partition_generation = part->generation;
+	memset(&slot->counters, 0, sizeof(NgCounters));
+	ngs_my_area->partition_of[i] = slot->partition;
+	slot_end_write(slot);
+
+	ngs_local_slots[i].in_use = true;
+	ngs_local_slots[i].key = le->key;
+	ngs_local_slots[i].entry = entry;
+	ngs_local_slots[i].used = false;
+	le->slot = i;
+	return i;
+}
+
+/*
+ * ng_slot_count_direct
+ *		Count a sample straight into the shared entry, for a process that
+ *		has no slot area.  Waits for the partition lock; such processes do
+ *		not run user queries.
+ */
+void
+ng_slot_count_direct(NgLocalEntry *le, const NgSample *sample, const NgTextSource *src)
+{
+	uint32		hash = le->hash;
+	NgSharedPartition *part = ng_partition(hash);
+	int			text_len = 0;
+	char	   *qtext = ng_slot_text(le, src, &text_len);
+	dsa_pointer dp;
+	bool		has_text;
+	NgSharedEntry *entry;
+
+	entry = ng_slot_get_entry(&le->key, hash, qtext, text_len, false, true,
+							  &dp, &has_text);
+	if (qtext)
+		pfree(qtext);
+	LWLockAcquire(part->lock, LW_EXCLUSIVE);
+	if (entry != NULL)
+		entry = ng_entry_lookup(part, &le->key, hash, &dp);
+	if (entry != NULL)
+	{
+		ng_counters_record(&entry->counters, sample);
+		entry->counters.changed_generation =
+			pg_atomic_read_u64(&ng_shared->change_generation);
+		ng_evict_earn_usage(entry, 1);
+	}
+	LWLockRelease(part->lock);
+	if (entry == NULL)
+		ng_note_loss(NG_LOSS_COUNTS, 1);
+}
