@@ -47,26 +47,29 @@ slot_fold_locked(int i)
 	NgSlot	   *slot = slot_at(ngs_my_area, i);
 	NgLocalSlot *ls = &ngs_local_slots[i];
 	NgSharedPartition *part = &ng_shared->partitions[slot->partition];
-	NgCounters	counts = slot->counters;
+	NgCounters *counts = &slot->counters;
+	int			lo[NG_NUM_KINDS];
+	int			hi[NG_NUM_KINDS];
 
 	Assert(LWLockHeldByMeInMode(part->lock, LW_EXCLUSIVE));
 	pg_atomic_fetch_add_u64(&ng_shared->folds, 1);
+	ng_slot_hist_range(counts, lo, hi);
 	if (ls->entry != NULL)
 	{
 		NgSharedEntry *entry = ls->entry;
 
 		if (!entry->dead)
 		{
-			if (slot->minmax_generation != entry->minmax_generation)
-				ng_counters_clear_minmax(&counts);
-			ng_counters_merge(&entry->counters, &counts);
-			ng_evict_earn_usage(entry, counts.calls[NG_EXEC] + counts.calls[NG_PLAN]);
+			ng_slot_merge(&entry->counters, counts,
+						  slot->minmax_generation != entry->minmax_generation,
+						  lo, hi);
+			ng_evict_earn_usage(entry, counts->calls[NG_EXEC] + counts->calls[NG_PLAN]);
 		}
 		if (pg_atomic_sub_fetch_u32(&entry->pins, 1) == 0 && entry->dead)
 			ng_entry_release_memory(entry, slot->entry);
 	}
 	else if (slot->partition_generation == part->generation &&
-			 ng_counters_any(&counts))
+			 ng_counters_any(counts))
 	{
 		dsa_pointer dp;
 		NgSharedEntry *entry = ng_entry_lookup(part, &slot->key,
@@ -74,8 +77,8 @@ slot_fold_locked(int i)
 
 		if (entry != NULL)
 		{
-			ng_counters_merge(&entry->counters, &counts);
-			ng_evict_earn_usage(entry, counts.calls[NG_EXEC] + counts.calls[NG_PLAN]);
+			ng_slot_merge(&entry->counters, counts, false, lo, hi);
+			ng_evict_earn_usage(entry, counts->calls[NG_EXEC] + counts->calls[NG_PLAN]);
 		}
 		else
 		{
@@ -87,10 +90,10 @@ slot_fold_locked(int i)
 			 * executions, which are not calls, are counted as discarded.
 			 */
 			SpinLockAcquire(&ng_shared->mutex);
-			ng_shared->stats.evicted_calls += counts.calls[NG_EXEC];
-			ng_shared->stats.evicted_exec_time += counts.total_time[NG_EXEC];
-			ng_shared->stats.unadmitted_calls += counts.calls[NG_EXEC];
-			ng_shared->stats.counts_discarded += ng_counters_failed(&counts);
+			ng_shared->stats.evicted_calls += counts->calls[NG_EXEC];
+			ng_shared->stats.evicted_exec_time += counts->total_time[NG_EXEC];
+			ng_shared->stats.unadmitted_calls += counts->calls[NG_EXEC];
+			ng_shared->stats.counts_discarded += ng_counters_failed(counts);
 			SpinLockRelease(&ng_shared->mutex);
 		}
 	}
@@ -98,7 +101,7 @@ slot_fold_locked(int i)
 	slot_begin_write(slot);
 	slot->in_use = false;
 	slot->entry = InvalidDsaPointer;
-	memset(&slot->counters, 0, sizeof(NgCounters));
+	ng_slot_clear(&slot->counters, lo, hi);
 	ngs_my_area->partition_of[i] = NG_SLOT_FREE;
 	slot_end_write(slot);
 
@@ -111,6 +114,7 @@ slot_fold_locked(int i)
 	ls->in_use = false;
 	ls->entry = NULL;
 	ls->used = false;
+	ngs_nfree++;
 }
 
 /*
@@ -354,23 +358,20 @@ ng_slot_adopt_entry(int i, bool wait)
 }
 
 /*
- * slot_find_free
- *		A free slot of mine, releasing the least recently used bound slot if
- *		all are taken: a bound slot folds into its entry without loss.  An
- *		unbound slot is given up only if its key has an entry by now (or
- *		has nothing to keep).  Tries a few victims without waiting before it
- *		waits for one.
+ * slot_find_victim
+ *		For slot_find_free, when all slots are taken and the least recently
+ *		used bound one could not be released without waiting: release the
+ *		least recently used slot that can be, bound ones first.  A bound
+ *		slot folds into its entry without loss.  An unbound slot is given up
+ *		only if its key has an entry by now (or has nothing to keep).  Tries
+ *		a few victims without waiting before it waits for one.
  */
 static int
-slot_find_free(void)
+slot_find_victim(void)
 {
 	int			victims[4];
 	int			nvictims = 0;
 	int			bound = 0;
-
-	for (int i = 0; i < ng_slots_per_backend; i++)
-		if (!ngs_local_slots[i].in_use)
-			return i;
 
 	/* the least recently used slots, bound ones first */
 	for (int pass = 0; pass < 2 && nvictims < lengthof(victims); pass++)
@@ -432,6 +433,101 @@ slot_find_free(void)
 }
 
 /*
+ * The next victims: the least recently used bound slots as of the last
+ * scan, oldest first, each with its last_used then.  One scan serves
+ * several new statements.  A listed slot used since (its last_used
+ * changed) or no longer bound is skipped.  A slot not listed was used
+ * later than every listed one: its last_used was larger at the scan, or
+ * it was bound or used after it, and use_clock only grows.  So the first
+ * listed slot still valid is the least recently used bound slot of all,
+ * as a full scan would find it.
+ */
+#define NG_VICTIMS_LISTED	8
+
+static int	victim_slot[NG_VICTIMS_LISTED];
+static uint64 victim_used[NG_VICTIMS_LISTED];
+static int	victim_next = 0;
+static int	victim_count = 0;
+
+/* list the least recently used bound slots, oldest first */
+static void
+slot_list_victims(void)
+{
+	victim_next = 0;
+	victim_count = 0;
+	for (int i = 0; i < ng_slots_per_backend; i++)
+	{
+		NgLocalSlot *ls = &ngs_local_slots[i];
+		int			at;
+
+		if (!ls->in_use || ls->entry == NULL ||
+			(victim_count == NG_VICTIMS_LISTED &&
+			 ls->last_used >= victim_used[victim_count - 1]))
+			continue;
+		if (victim_count < NG_VICTIMS_LISTED)
+			victim_count++;
+		for (at = victim_count - 1;
+			 at > 0 && victim_used[at - 1] > ls->last_used; at--)
+		{
+			victim_slot[at] = victim_slot[at - 1];
+			victim_used[at] = victim_used[at - 1];
+		}
+		victim_slot[at] = i;
+		victim_used[at] = ls->last_used;
+	}
+}
+
+/*
+ * slot_next_victim
+ *		The position in victim_slot of the least recently used bound slot,
+ *		listing them anew when no listed one is valid, or -1 if no slot is
+ *		bound.
+ */
+static int
+slot_next_victim(void)
+{
+	for (int pass = 0; pass < 2; pass++)
+	{
+		for (; victim_next < victim_count; victim_next++)
+		{
+			NgLocalSlot *ls = &ngs_local_slots[victim_slot[victim_next]];
+
+			if (ls->in_use && ls->entry != NULL &&
+				ls->last_used == victim_used[victim_next])
+				return victim_next;
+		}
+		slot_list_victims();
+	}
+	return -1;
+}
+
+/*
+ * slot_find_free
+ *		A free slot of mine, releasing the least recently used bound slot if
+ *		all are taken (slot_find_victim if that cannot be done without
+ *		waiting).
+ */
+static int
+slot_find_free(void)
+{
+	int			pos;
+
+	if (ngs_nfree > 0)
+	{
+		for (int i = 0; i < ng_slots_per_backend; i++)
+			if (!ngs_local_slots[i].in_use)
+				return i;
+	}
+	pos = slot_next_victim();
+	if (pos >= 0 && ng_slot_release(victim_slot[pos], false))
+	{
+		victim_next = pos + 1;
+		return victim_slot[pos];
+	}
+	return slot_find_victim();
+}
+
+/*
  * ng_slot_bind
  *		Give key a slot of mine, bound to its shared entry if that can be had
  *		without waiting.  Returns the slot index.
@@ -469,11 +565,13 @@ ng_slot_bind(NgLocalEntry *le, const NgTextSource *src)
 	slot->entry = entry ? dp : InvalidDsaPointer;
 	slot->minmax_generation = entry ? entry->minmax_generation : 0;
 	slot->partition_generation = part->generation;
-	memset(&slot->counters, 0, sizeof(NgCounters));
+	/* a free slot's counters are zero already (ng_slot_clear) */
 	ngs_my_area->partition_of[i] = slot->partition;
 	slot_end_write(slot);
 
 	ngs_local_slots[i].in_use = true;
+	ngs_nfree--;
+	Assert(ngs_nfree >= 0);
 	ngs_local_slots[i].key = le->key;
 	ngs_local_slots[i].entry = entry;
 	ngs_local_slots[i].used = false;

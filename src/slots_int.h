@@ -15,6 +15,8 @@
  *					parses, the text a new entry may get
  *	slots_bind.c	binding a slot to its entry, folding and releasing slots,
  *					the LRU victim, counting without a slot area
+ *	slots_fold.c	merging a slot's counters into an entry and clearing
+ *					them, touching only the buckets its samples can be in
  *	slots_life.c	attaching (and inheriting slots), the periodic
  *					maintenance, the fold of every slot at exit
  *	slots_count.c	the hot path: counting an execution, noting a parse
@@ -132,6 +134,7 @@ extern NgLocalSlot *ngs_local_slots;	/* [ng_slots_per_backend] */
 extern nglocal_hash *ngs_local_map;
 extern uint64 ngs_use_clock;
 extern bool ngs_attached;
+extern int	ngs_nfree;			/* my slots not in use */
 
 /* ---- the slot area's layout ---- */
 
@@ -264,5 +267,11 @@ extern bool ng_slot_adopt_entry(int i, bool wait);
 extern int	ng_slot_bind(NgLocalEntry *le, const NgTextSource *src);
 extern void ng_slot_count_direct(NgLocalEntry *le, const NgSample *sample,
 								 const NgTextSource *src);
+
+/* Functions in slots_fold.c */
+extern void ng_slot_hist_range(const NgCounters *c, int *lo, int *hi);
+extern void ng_slot_merge(NgCounters *dst, const NgCounters *src,
+						  bool clear_minmax, const int *lo, const int *hi);
+extern void ng_slot_clear(NgCounters *c, const int *lo, const int *hi);
 
 #endif							/* SLOTS_INT_H */

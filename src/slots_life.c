@@ -74,6 +74,7 @@ slots_inherit(void)
 		le->slot = i;
 		inherited++;
 	}
+	ngs_nfree = ng_slots_per_backend - inherited;
 	if (inherited > 0)
 		ereport(LOG,
 				(errmsg("pg_stat_statements_ng: took over %d slots that the previous backend with this process number left in use",

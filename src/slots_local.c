@@ -25,6 +25,7 @@ NgLocalSlot *ngs_local_slots = NULL;
 nglocal_hash *ngs_local_map = NULL;
 uint64		ngs_use_clock = 0;
 bool		ngs_attached = false;
+int			ngs_nfree = 0;
 
 /*
  * What the last few parses in this backend showed, by queryid: whether the
