@@ -528,6 +528,103 @@ slot_find_free(void)
 }
 
 /*
+ * The pin the last parse took on its entry for the execution that follows
+ * (ng_slots_note_parse), so that binding the statement's slot need not look
+ * the entry up again; NULL when there is none.  At most one: a parse drops
+ * the previous one if no execution took it, and so do maintenance and exit.
+ */
+static NgKey carried_key;
+static NgSharedEntry *carried_entry = NULL;
+static dsa_pointer carried_dp = InvalidDsaPointer;
+
+/*
+ * ng_slot_carry
+ *		Keep the pin a parse took on key's entry for its execution.
+ */
+void
+ng_slot_carry(const NgKey *key, NgSharedEntry *entry, dsa_pointer dp)
+{
+	Assert(carried_entry == NULL);
+	carried_key = *key;
+	carried_entry = entry;
+	carried_dp = dp;
+}
+
+/*
+ * ng_slot_drop_carried
+ *		Drop the pin a parse carried, if any, freeing its entry if a reset
+ *		removed it and this was the last pin.  With wait = false, keeps it
+ *		(returns false) if the partition lock is busy.  Caller holds no
+ *		partition lock.
+ */
+bool
+ng_slot_drop_carried(bool wait)
+{
+	LWLock	   *lock;
+
+	if (carried_entry == NULL)
+		return true;
+	lock = ng_partition(ng_key_hash(&carried_key))->lock;
+	if (wait)
+		LWLockAcquire(lock, LW_EXCLUSIVE);
+	else if (!LWLockConditionalAcquire(lock, LW_EXCLUSIVE))
+	{
+		ng_count_stat(&ng_shared->stats.lock_misses, 1);
+		return false;
+	}
+	if (pg_atomic_sub_fetch_u32(&carried_entry->pins, 1) == 0 &&
+		carried_entry->dead)
+		ng_entry_release_memory(carried_entry, carried_dp);
+	LWLockRelease(lock);
+	carried_entry = NULL;
+	return true;
+}
+
+/*
+ * slot_bind_entry
+ *		For ng_slot_bind: the entry of le's key, pinned, with its DSA pointer
+ *		in *dp, or NULL if it cannot be had without waiting.  Takes the pin
+ *		the parse carried when it is for this key and there is nothing to do
+ *		about the text; otherwise finds (or creates) the entry, offering a
+ *		text unless the entry has one or can get none for now.
+ */
+static NgSharedEntry *
+slot_bind_entry(NgLocalEntry *le, const NgTextSource *src, dsa_pointer *dp)
+{
+	NgSharedPartition *part = ng_partition(le->hash);
+	int			text_len = 0;
+	uint32		text_epoch = part->text_epoch;
+	char	   *qtext = NULL;
+	bool		has_text = false;
+	NgSharedEntry *entry;
+
+	if (carried_entry != NULL)
+	{
+		if (memcmp(&carried_key, &le->key, sizeof(NgKey)) == 0 &&
+			text_settled(le, part))
+		{
+			entry = carried_entry;
+			*dp = carried_dp;
+			carried_entry = NULL;
+			return entry;
+		}
+		(void) ng_slot_drop_carried(false);
+	}
+
+	if (!text_settled(le, part))
+		qtext = ng_slot_text(le, src, &text_len);
+	entry = ng_slot_get_entry(&le->key, le->hash, qtext, text_len, true, false,
+							  dp, &has_text);
+	if (qtext)
+	{
+		pfree(qtext);
+		le->text_epoch = text_epoch;
+	}
+	text_note(le, qtext != NULL, entry != NULL, has_text);
+	return entry;
+}
+
+/*
  * ng_slot_bind
  *		Give key a slot of mine, bound to its shared entry if that can be had
  *		without waiting.  Returns the slot index.
@@ -539,24 +636,8 @@ ng_slot_bind(NgLocalEntry *le, const NgTextSource *src)
 	NgSlot	   *slot = slot_at(ngs_my_area, i);
 	uint32		hash = le->hash;
 	NgSharedPartition *part = ng_partition(hash);
-	int			text_len = 0;
-	uint32		text_epoch = part->text_epoch;
-	char	   *qtext = NULL;
 	dsa_pointer dp = InvalidDsaPointer;
-	bool		has_text = false;
-	NgSharedEntry *entry;
-
-	/* offer a text unless the entry has one or can get none for now */
-	if (!text_settled(le, part))
-		qtext = ng_slot_text(le, src, &text_len);
-	entry = ng_slot_get_entry(&le->key, hash, qtext, text_len, true, false,
-							  &dp, &has_text);
-	if (qtext)
-	{
-		pfree(qtext);
-		le->text_epoch = text_epoch;
-	}
-	text_note(le, qtext != NULL, entry != NULL, has_text);
+	NgSharedEntry *entry = slot_bind_entry(le, src, &dp);
 
 	slot_begin_write(slot);
 	slot->in_use = true;

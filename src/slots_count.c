@@ -161,6 +161,7 @@ ng_slots_note_parse(const NgKey *key, const NgTextSource *src)
 	NgSharedEntry *entry;
 	uint32		hash;
 	NgSharedPartition *part;
+	bool		carry;
 
 	if (!ng_slots_attach())
 		return;
@@ -194,10 +195,21 @@ ng_slots_note_parse(const NgKey *key, const NgTextSource *src)
 	le->text_epoch = part->text_epoch;
 	qtext = ng_qtext_prepare(src, &text_len);
 	ng_recent_note(key->queryid, true, qtext, text_len);
-	entry = ng_slot_get_entry(key, hash, qtext, text_len, false, true,
+
+	/*
+	 * A statement without a slot is about to be bound to its entry, when it
+	 * runs: pin the entry now and carry the pin to that execution, which then
+	 * need not look the entry up again (ng_slot_bind).
+	 */
+	carry = (ngs_my_area != NULL && le->slot < 0);
+	if (carry)
+		(void) ng_slot_drop_carried(true);
+	entry = ng_slot_get_entry(key, hash, qtext, text_len, carry, true,
 							  &dp, &has_text);
 	if (qtext)
 		pfree(qtext);
+	if (carry && entry != NULL)
+		ng_slot_carry(key, entry, dp);
 	/* a statement whose text cannot be made is settled too */
 	text_note(le, true, entry != NULL, has_text);
 }

@@ -265,6 +265,9 @@ extern NgSharedEntry *ng_slot_get_entry(const NgKey *key, uint32 hash,
 extern bool ng_slot_release(int i, bool wait);
 extern bool ng_slot_adopt_entry(int i, bool wait);
 extern int	ng_slot_bind(NgLocalEntry *le, const NgTextSource *src);
+extern void ng_slot_carry(const NgKey *key, NgSharedEntry *entry,
+						  dsa_pointer dp);
+extern bool ng_slot_drop_carried(bool wait);
 extern void ng_slot_count_direct(NgLocalEntry *le, const NgSample *sample,
 								 const NgTextSource *src);
 

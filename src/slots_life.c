@@ -174,6 +174,8 @@ ng_slots_maintenance(void)
 		return;
 	last_maintenance = now;
 
+	/* a pin a parse took for an execution that did not follow */
+	(void) ng_slot_drop_carried(false);
 	over_max = pg_atomic_read_u32(&ng_shared->entry_count) > (uint32) ng_max;
 	for (int i = 0; i < ng_slots_per_backend; i++)
 	{
@@ -235,6 +237,7 @@ slots_exit_callback(int code, Datum arg)
 		return;
 	AbortOutOfAnyTransaction();
 	LWLockReleaseAll();
+	(void) ng_slot_drop_carried(true);
 	/* bound slots first: dropping their pins may make room for the others */
 	for (int i = 0; i < ng_slots_per_backend; i++)
 	{
