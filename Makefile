@@ -18,6 +18,7 @@ OBJS = \
 	src/slot_area.o \
 	src/slots_bind.o \
 	src/slots_count.o \
+	src/slots_entry.o \
 	src/slots_fold.o \
 	src/slots_life.o \
 	src/slots_local.o \

@@ -13,8 +13,10 @@
  *					initialization) and the lock-free read of a slot
  *	slots_local.c	backend-local bookkeeping: the state below, recent
  *					parses, the text a new entry may get
- *	slots_bind.c	binding a slot to its entry, folding and releasing slots,
- *					the LRU victim, counting without a slot area
+ *	slots_entry.c	finding or creating a slot's entry, the pin a parse
+ *					carries to its execution, counting without a slot area
+ *	slots_bind.c	binding a slot, folding and releasing slots, the least
+ *					recently used victim
  *	slots_fold.c	merging a slot's counters into an entry and clearing
  *					them, touching only the buckets its samples can be in
  *	slots_life.c	attaching (and inheriting slots), the periodic
@@ -257,19 +259,25 @@ extern void ng_recent_note(uint64 queryid, bool has_constants,
 extern char *ng_slot_text(const NgLocalEntry *le, const NgTextSource *src,
 						  int *len);
 
-/* Functions in slots_bind.c */
+/* Functions in slots_entry.c */
 extern NgSharedEntry *ng_slot_get_entry(const NgKey *key, uint32 hash,
 										const char *qtext, int text_len,
 										bool pin, bool wait, dsa_pointer *dp,
 										bool *has_text);
-extern bool ng_slot_release(int i, bool wait);
-extern bool ng_slot_adopt_entry(int i, bool wait);
-extern int	ng_slot_bind(NgLocalEntry *le, const NgTextSource *src);
 extern void ng_slot_carry(const NgKey *key, NgSharedEntry *entry,
 						  dsa_pointer dp);
 extern bool ng_slot_drop_carried(bool wait);
+extern NgSharedEntry *ng_slot_bind_entry(NgLocalEntry *le,
+										 const NgTextSource *src,
+										 dsa_pointer *dp);
 extern void ng_slot_count_direct(NgLocalEntry *le, const NgSample *sample,
 								 const NgTextSource *src);
+
+/* Functions in slots_bind.c */
+extern bool ng_slot_release(int i, bool wait);
+extern int	ng_slots_release_lru(int n);
+extern bool ng_slot_adopt_entry(int i, bool wait);
+extern int	ng_slot_bind(NgLocalEntry *le, const NgTextSource *src);
 
 /* Functions in slots_fold.c */
 extern void ng_slot_hist_range(const NgCounters *c, int *lo, int *hi);
