@@ -21,7 +21,13 @@ OBJS = \
 	src/reset.o \
 	src/setup.o \
 	src/shmem.o \
-	src/slots.o \
+	src/slot_area.o \
+	src/slots_bind.o \
+	src/slots_count.o \
+	src/slots_entry.o \
+	src/slots_fold.o \
+	src/slots_life.o \
+	src/slots_local.o \
 	src/store.o
 
 EXTENSION = pg_stat_statements_ng

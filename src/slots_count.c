@@ -1,0 +1,215 @@
+/*-------------------------------------------------------------------------
+ *
+ * slots_count.c
+ *		The hot path: counting one execution or planning of a statement in
+ *		this backend's slot, and noting what a parse showed.
+ *
+ * Why a file of its own: this runs for every statement, and must stay
+ * small and visibly free of locks.  It uses the binding (slots_bind.c)
+ * only when a statement has no slot yet or its entry was removed, and
+ * includes nothing of eviction, persistence or the SQL functions.
+ * slots_int.h describes the whole slot protocol.
+ *
+ * Locking.  Counting a statement this backend already has a slot for
+ * takes no lock, no spinlock and no atomic read-modify-write: a local hash
+ * lookup, three plain reads of the bound entry, and the update of our own
+ * slot bracketed by its changecount.  A parse takes the partition lock
+ * (and may wait for it) only to create an entry whose normalized text it
+ * must store; one whose text is settled takes nothing.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "slots_int.h"
+
+/*
+ * slot_record
+ *		Inside slot's write section: add sample, and stamp the change
+ *		generation.  Returns true if a reset has voided the slot meanwhile
+ *		(removed its bound entry, or moved the partition generation of an
+ *		unbound slot), in which case the sample is lost with the slot's
+ *		other counts and must be counted again.
+ */
+static inline bool
+slot_record(NgSlot *slot, NgSharedEntry *entry, NgSharedPartition *part,
+			const NgSample *sample)
+{
+	if (entry != NULL)
+	{
+		uint32		gen = entry->minmax_generation;
+
+		if (unlikely(slot->minmax_generation != gen))
+		{
+			ng_counters_clear_minmax(&slot->counters);
+			slot->minmax_generation = gen;
+		}
+	}
+	else
+	{
+		uint32		gen = part->generation;
+
+		if (unlikely(slot->partition_generation != gen))
+		{
+			memset(&slot->counters, 0, sizeof(NgCounters));
+			slot->partition_generation = gen;
+		}
+	}
+	ng_counters_record(&slot->counters, sample);
+
+	/*
+	 * Stamp the change generation, read after this write section began (a
+	 * full barrier orders our changecount store before the load): a
+	 * changed_since call that advanced the generation before this load sees
+	 * this write in its scan (it waits out an odd changecount) or, if it
+	 * copied the slot before the write began, the next call sees it.
+	 */
+	pg_memory_barrier();
+	slot->counters.changed_generation =
+		pg_atomic_read_u64(&ng_shared->change_generation);
+
+	/*
+	 * The same barrier orders the counts before these loads: if they show no
+	 * reset, a reset that voids this slot comes after the sample was in
+	 * place, and rightly takes it.
+	 */
+	if (entry != NULL)
+		return entry->dead;
+	return slot->partition_generation != part->generation;
+}
+
+/*
+ * ng_slots_count
+ *		Count one execution or planning of key.  Called from the hooks.
+ *
+ *		For a statement this backend already has a slot for, this is the hot
+ *		path: no lock, no atomic read-modify-write, no shared-memory write
+ *		but to our own slot.  Never raises an error because of the
+ *		extension's limits.
+ */
+void
+ng_slots_count(const NgKey *key, const NgSample *sample, const NgTextSource *src)
+{
+	NgLocalEntry *le;
+	NgSlot	   *slot;
+	NgSharedEntry *entry;
+	int			i;
+
+	if (!ng_slots_attach())
+		return;
+	le = local_entry(key, ng_key_hash(key));
+	if (ngs_my_area == NULL)
+	{
+		ng_slot_count_direct(le, sample, src);
+		return;
+	}
+
+	for (int attempt = 0;; attempt++)
+	{
+		NgSharedPartition *part;
+		bool		voided;
+
+		i = le->slot;
+		if (i >= 0 && ngs_local_slots[i].entry != NULL && ngs_local_slots[i].entry->dead)
+		{
+			/* a reset removed the entry: its counts are void; bind anew */
+			ng_slot_release(i, true);
+			i = -1;
+		}
+		if (i < 0)
+			i = ng_slot_bind(le, src);
+
+		slot = slot_at(ngs_my_area, i);
+		part = &ng_shared->partitions[slot->partition];
+		entry = ngs_local_slots[i].entry;
+		slot_begin_write(slot);
+		if (NG_DEBUG_FAULT(NG_FAULT_STALL_WRITE))
+			ng_debug_stall();	/* a writer stopped mid-write (tests) */
+		voided = slot_record(slot, entry, part, sample);
+		slot_end_write(slot);
+
+		ngs_local_slots[i].used = true;
+		ngs_local_slots[i].last_used = ++ngs_use_clock;
+
+		/*
+		 * A reset voided this slot while we wrote: the sample went with the
+		 * void counts.  It belongs after the reset, so count it again, in a
+		 * slot bound anew (once: a second reset that overlaps the retry
+		 * overlaps this execution too).
+		 */
+		if (likely(!voided) || attempt > 0)
+			break;
+	}
+}
+
+/*
+ * ng_slots_note_parse
+ *		Called when a statement is parsed: remember whether it had
+ *		constants, and make sure its entry exists with its normalized text
+ *		if it had (the only moment a normalized text can be made).  Waits
+ *		for the partition lock if it must create the entry, never for
+ *		eviction.
+ */
+void
+ng_slots_note_parse(const NgKey *key, const NgTextSource *src)
+{
+	NgLocalEntry *le;
+	char	   *qtext;
+	int			text_len = 0;
+	dsa_pointer dp;
+	bool		has_text = false;
+	NgSharedEntry *entry;
+	uint32		hash;
+	NgSharedPartition *part;
+	bool		carry;
+
+	if (!ng_slots_attach())
+		return;
+	hash = ng_key_hash(key);
+	le = local_entry(key, hash);
+	part = ng_partition(hash);
+
+	/*
+	 * Known to have its text, or to get none for now (text memory full)?  A
+	 * reset, or text memory being shrunk, since then (the partition's text
+	 * epoch moved) may have taken it, and texts freed or a higher cap may
+	 * make room: then look again.  Otherwise nothing to do, and no lock.
+	 */
+	if (text_settled(le, part))
+		return;
+	if (src->jstate == NULL || src->jstate->clocations_count == 0)
+	{
+		/*
+		 * No constants: the raw text is stored when it first runs.  Keep it
+		 * at hand too, for a failure recorded after the source text is gone.
+		 */
+		le->constants = NG_CONSTANTS_NONE;
+		qtext = ng_qtext_prepare(src, &text_len);
+		ng_recent_note(key->queryid, false, qtext, text_len);
+		if (qtext)
+			pfree(qtext);
+		return;
+	}
+	le->constants = NG_CONSTANTS_SOME;
+
+	le->text_epoch = part->text_epoch;
+	qtext = ng_qtext_prepare(src, &text_len);
+	ng_recent_note(key->queryid, true, qtext, text_len);
+
+	/*
+	 * A statement without a slot is about to be bound to its entry, when it
+	 * runs: pin the entry now and carry the pin to that execution, which then
+	 * need not look the entry up again (ng_slot_bind).
+	 */
+	carry = (ngs_my_area != NULL && le->slot < 0);
+	if (carry)
+		(void) ng_slot_drop_carried(true);
+	entry = ng_slot_get_entry(key, hash, qtext, text_len, carry, true,
+							  &dp, &has_text);
+	if (qtext)
+		pfree(qtext);
+	if (carry && entry != NULL)
+		ng_slot_carry(key, entry, dp);
+	/* a statement whose text cannot be made is settled too */
+	text_note(le, true, entry != NULL, has_text);
+}

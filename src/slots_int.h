@@ -1,0 +1,292 @@
+/*-------------------------------------------------------------------------
+ *
+ * slots_int.h
+ *		What the slot files share among themselves: the backend-local state
+ *		of this backend's slots, the slot write protocol, and the inline
+ *		helpers the hot path needs.  Included by the slot*.c files only;
+ *		other files use the "Functions in slots" section of
+ *		pg_stat_statements_ng.h.
+ *
+ * The slot files, and what each owns:
+ *
+ *	slot_area.c		the slot areas in main shared memory (sizes, layout,
+ *					initialization) and the lock-free read of a slot
+ *	slots_local.c	backend-local bookkeeping: the state below, recent
+ *					parses, the text a new entry may get
+ *	slots_entry.c	finding or creating a slot's entry, the pin a parse
+ *					carries to its execution, counting without a slot area
+ *	slots_bind.c	binding a slot, folding and releasing slots, the least
+ *					recently used victim
+ *	slots_fold.c	merging a slot's counters into an entry and clearing
+ *					them, touching only the buckets its samples can be in
+ *	slots_life.c	attaching (and inheriting slots), the periodic
+ *					maintenance, the fold of every slot at exit
+ *	slots_count.c	the hot path: counting an execution, noting a parse
+ *
+ * Layout.  Each process that can run queries owns an NgBackendSlots area in
+ * main shared memory (indexed by its PGPROC number): a map saying which
+ * partition each slot counts for, then ng_slots_per_backend NgSlot structs.
+ * A backend-local hash table maps a key to the slot counting it, so finding
+ * the slot of a statement the backend already tracks touches no shared
+ * memory at all.
+ *
+ * Write protocol (single writer: the owner).  Every change to a slot is
+ * bracketed by two increments of slot->changecount, plain stores separated
+ * from the change by pg_write_barrier(), as backend_status.c does for
+ * st_changecount.  A reader copies the slot between two reads of the count
+ * (with read barriers) and retries until both are equal and even.  Counting
+ * an execution of a tracked statement is therefore: one local hash lookup,
+ * three reads of the bound entry (dead flag, min/max generation, dead flag
+ * again after the sample is in), and the bracketed update: no lock, no
+ * spinlock, no atomic read-modify-write.
+ *
+ * Binding.  A slot counts for one key.  When it is bound to a shared entry
+ * it pins the entry (store.c), which keeps eviction away from it; the pin
+ * is taken under the partition lock.  When no entry can be had (table
+ * full, lock busy, memory short), the slot counts unbound and the backend
+ * tries again at its next maintenance.
+ *
+ * Folding.  The owner moves a slot's counts into its entry only while it
+ * holds the entry's partition lock exclusively, and zeroes the slot in the
+ * same critical section.  Readers hold the partition lock in shared mode
+ * while they add the entries and the slots of that partition, so a read
+ * sees each execution either in the slot or in the entry, never both and
+ * never neither.  A slot's counts are folded when the slot is released:
+ * when the backend needs the slot for another statement, when maintenance
+ * finds it idle since the last maintenance, and when the backend exits.
+ *
+ * Resets.  Other backends cannot write our slots, so a reset voids them
+ * instead: an entry removed while bound is marked dead, and counts in a
+ * slot bound to a dead entry are ignored by readers and dropped by the
+ * owner; a reset of min/max bumps the entry's min/max generation, which
+ * the owner and readers compare with the slot's; unbound slots carry the
+ * partition generation they started in.  The owner looks at the dead flag
+ * (or the partition generation) again once a sample is in the slot, and
+ * counts the sample again if a reset voided the slot meanwhile.
+ *
+ * All the backend-local state below belongs to this backend alone: no
+ * lock protects it, and nothing in it is seen by other processes.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SLOTS_INT_H
+#define SLOTS_INT_H
+
+#include "counters.h"
+#include "guc.h"
+#include "shmem.h"
+#include "slots.h"
+#include "store.h"
+
+/* What the backend knows of a key's constants, from its last parse */
+typedef enum NgConstants
+{
+	NG_CONSTANTS_UNKNOWN = 0,
+	NG_CONSTANTS_NONE,			/* raw text is safe to store */
+	NG_CONSTANTS_SOME			/* only a normalized text may be stored */
+} NgConstants;
+
+/* Backend-local: what this backend knows about one key */
+typedef struct NgLocalEntry
+{
+	NgKey		key;			/* hash key */
+	uint32		hash;			/* ng_key_hash(key) */
+	char		status;			/* for simplehash */
+	int			slot;			/* my slot counting it, or -1 */
+	NgConstants constants;
+	bool		text_done;		/* its shared entry has a text, or will get
+								 * none for now (text_missing) ... */
+	uint32		text_epoch;		/* ... as of this partition text epoch */
+	bool		text_missing;	/* no text: memory was full, or none could be
+								 * made */
+	int			text_cap_seen;	/* query_text_memory then */
+	uint64		text_bytes_seen;	/* text memory in use then */
+} NgLocalEntry;
+
+/*
+ * The map from key to NgLocalEntry: a simplehash table (open addressing,
+ * inlined), keyed with the same cheap hash that picks the partition, so the
+ * hot path computes one hash and probes one array.  Entries move when the
+ * table changes, so nothing keeps pointers to them across an insert or a
+ * delete.
+ */
+#define SH_PREFIX			nglocal
+#define SH_ELEMENT_TYPE		NgLocalEntry
+#define SH_KEY_TYPE			NgKey
+#define SH_KEY				key
+#define SH_HASH_KEY(tb, k)	ng_key_hash(&(k))
+#define SH_EQUAL(tb, a, b)	(memcmp(&(a), &(b), sizeof(NgKey)) == 0)
+#define SH_STORE_HASH
+#define SH_GET_HASH(tb, a)	((a)->hash)
+#define SH_SCOPE			static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+/* Backend-local bookkeeping of one of my slots */
+typedef struct NgLocalSlot
+{
+	bool		in_use;
+	NgKey		key;			/* the key it counts for, when in use */
+	NgSharedEntry *entry;		/* bound entry (address), or NULL */
+	uint64		last_used;		/* ngs_use_clock at last count */
+	bool		used;			/* counted since the last maintenance */
+} NgLocalSlot;
+
+/* ---- backend-local state (defined in slots_local.c) ---- */
+
+extern NgBackendSlots *ngs_my_area; /* my slot area, or NULL */
+extern NgLocalSlot *ngs_local_slots;	/* [ng_slots_per_backend] */
+extern nglocal_hash *ngs_local_map;
+extern uint64 ngs_use_clock;
+extern bool ngs_attached;
+extern int	ngs_nfree;			/* my slots not in use */
+
+/* ---- the slot area's layout ---- */
+
+/* bytes before the first slot of an area: the header and its map */
+static inline Size
+slots_map_size(void)
+{
+	return MAXALIGN(offsetof(NgBackendSlots, partition_of) +
+					sizeof(uint8) * ng_slots_per_backend);
+}
+
+/* slot index of area (ng_slot_at, inlined for the hot path) */
+static inline NgSlot *
+slot_at(NgBackendSlots *area, int index)
+{
+	return (NgSlot *) ((char *) area + slots_map_size()) + index;
+}
+
+/* ---- the write protocol ---- */
+
+static inline void
+slot_begin_write(NgSlot *slot)
+{
+	slot->changecount++;
+	pg_write_barrier();
+}
+
+static inline void
+slot_end_write(NgSlot *slot)
+{
+	pg_write_barrier();
+	slot->changecount++;
+	Assert((slot->changecount & 1) == 0);
+}
+
+/* ---- backend-local bookkeeping ---- */
+
+/*
+ * local_entry
+ *		This backend's entry for key (hash = ng_key_hash(key)), created if
+ *		new.  The pointer is valid until the next insert into or delete from
+ *		the local map.
+ */
+static inline NgLocalEntry *
+local_entry(const NgKey *key, uint32 hash)
+{
+	bool		found;
+	NgLocalEntry *le = nglocal_insert_hash(ngs_local_map, *key, hash, &found);
+
+	if (!found)
+	{
+		le->slot = -1;
+		le->constants = NG_CONSTANTS_UNKNOWN;
+		le->text_done = false;
+		le->text_epoch = 0;
+		le->text_missing = false;
+	}
+	return le;
+}
+
+/*
+ * text_settled
+ *		Is there nothing to do about le's text: its entry has one, or was
+ *		left without one and nothing has changed since that could make room
+ *		(texts freed, the cap raised) or take the entry's text away (the
+ *		partition's text epoch)?  Plain reads only: no lock.
+ */
+static inline bool
+text_settled(const NgLocalEntry *le, const NgSharedPartition *part)
+{
+	if (!le->text_done || le->text_epoch != part->text_epoch)
+		return false;
+	if (!le->text_missing)
+		return true;
+	return le->text_cap_seen == ng_query_text_memory_kb &&
+		pg_atomic_read_u64(&ng_shared->text_bytes) >= le->text_bytes_seen;
+}
+
+/*
+ * text_note
+ *		Remember what ng_slot_get_entry found out about le's text, having
+ *		offered one (qtext_offered) or not.
+ */
+static inline void
+text_note(NgLocalEntry *le, bool qtext_offered, bool got_entry, bool has_text)
+{
+	if (!got_entry)
+	{
+		le->text_done = false;
+		return;
+	}
+	if (!qtext_offered && !has_text)
+		return;					/* learnt nothing new */
+	le->text_done = true;
+	le->text_missing = !has_text;
+	le->text_cap_seen = ng_query_text_memory_kb;
+	le->text_bytes_seen = pg_atomic_read_u64(&ng_shared->text_bytes);
+}
+
+/* Functions in slots_life.c */
+extern bool ng_slots_attach_first(void);
+
+/*
+ * ng_slots_attach
+ *		Is this backend set up to count (attaching it the first time)?
+ *		False if it cannot count (library not preloaded, no shared memory,
+ *		or detached at exit).
+ */
+static inline bool
+ng_slots_attach(void)
+{
+	if (likely(ngs_attached))
+		return ng_area != NULL; /* false once detached, at backend exit */
+	return ng_slots_attach_first();
+}
+
+/* Functions in slots_local.c */
+extern void ng_recent_note(uint64 queryid, bool has_constants,
+						   const char *normalized, int len);
+extern char *ng_slot_text(const NgLocalEntry *le, const NgTextSource *src,
+						  int *len);
+
+/* Functions in slots_entry.c */
+extern NgSharedEntry *ng_slot_get_entry(const NgKey *key, uint32 hash,
+										const char *qtext, int text_len,
+										bool pin, bool wait, dsa_pointer *dp,
+										bool *has_text);
+extern void ng_slot_carry(const NgKey *key, NgSharedEntry *entry,
+						  dsa_pointer dp);
+extern bool ng_slot_drop_carried(bool wait);
+extern NgSharedEntry *ng_slot_bind_entry(NgLocalEntry *le,
+										 const NgTextSource *src,
+										 dsa_pointer *dp);
+extern void ng_slot_count_direct(NgLocalEntry *le, const NgSample *sample,
+								 const NgTextSource *src);
+
+/* Functions in slots_bind.c */
+extern bool ng_slot_release(int i, bool wait);
+extern int	ng_slots_release_lru(int n);
+extern bool ng_slot_adopt_entry(int i, bool wait);
+extern int	ng_slot_bind(NgLocalEntry *le, const NgTextSource *src);
+
+/* Functions in slots_fold.c */
+extern void ng_slot_hist_range(const NgCounters *c, int *lo, int *hi);
+extern void ng_slot_merge(NgCounters *dst, const NgCounters *src,
+						  bool clear_minmax, const int *lo, const int *hi);
+extern void ng_slot_clear(NgCounters *c, const int *lo, const int *hi);
+
+#endif							/* SLOTS_INT_H */

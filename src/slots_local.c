@@ -1,0 +1,114 @@
+/*-------------------------------------------------------------------------
+ *
+ * slots_local.c
+ *		Backend-local bookkeeping of the slots: the state this backend keeps
+ *		about its own slots and keys (declared in slots_int.h, with the
+ *		inline helpers the hot path uses), what its last few parses showed,
+ *		and the text a new entry may be given.
+ *
+ * Why a file of its own: none of this touches shared memory but to read
+ * the text memory counter; it is what the binding (slots_bind.c) and the
+ * hot path (slots_count.c) consult about a key.
+ *
+ * Locking.  None: everything here is private to the backend.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "utils/memutils.h"
+
+#include "slots_int.h"
+
+NgBackendSlots *ngs_my_area = NULL;
+NgLocalSlot *ngs_local_slots = NULL;
+nglocal_hash *ngs_local_map = NULL;
+uint64		ngs_use_clock = 0;
+bool		ngs_attached = false;
+int			ngs_nfree = 0;
+
+/*
+ * What the last few parses in this backend showed, by queryid: whether the
+ * statement had constants, and its normalized text if one was made.  It
+ * serves an execution that must create an entry when the parse could not
+ * (the entry was removed in between, or the statement runs under another
+ * user than it was parsed as, after SET ROLE), so that such an entry still
+ * gets a text that is safe to store.  Whether a statement has constants is
+ * a property of its queryid, so the key here is the queryid alone.
+ */
+#define NG_RECENT_PARSES	16
+
+typedef struct NgRecentParse
+{
+	uint64		queryid;		/* 0: unused */
+	bool		has_constants;
+	char	   *normalized;		/* in recent_cxt, or NULL; the raw text when
+								 * the statement has no constants */
+	int			len;
+} NgRecentParse;
+
+static NgRecentParse recent_parses[NG_RECENT_PARSES];
+static int	recent_next = 0;
+static MemoryContext recent_cxt = NULL;
+
+static NgRecentParse *
+recent_find(uint64 queryid)
+{
+	for (int i = 0; i < NG_RECENT_PARSES; i++)
+		if (recent_parses[i].queryid == queryid)
+			return &recent_parses[i];
+	return NULL;
+}
+
+void
+ng_recent_note(uint64 queryid, bool has_constants, const char *normalized, int len)
+{
+	NgRecentParse *r = recent_find(queryid);
+
+	if (recent_cxt == NULL)
+		recent_cxt = AllocSetContextCreate(TopMemoryContext,
+										   "pg_stat_statements_ng recent parses",
+										   ALLOCSET_SMALL_SIZES);
+	if (r == NULL)
+	{
+		r = &recent_parses[recent_next];
+		recent_next = (recent_next + 1) % NG_RECENT_PARSES;
+	}
+	if (r->normalized)
+		pfree(r->normalized);
+	r->queryid = queryid;
+	r->has_constants = has_constants;
+	r->normalized = normalized ? MemoryContextStrdup(recent_cxt, normalized) : NULL;
+	r->len = normalized ? len : 0;
+}
+
+/*
+ * ng_slot_text
+ *		The text this backend may store for a new entry of le's key: the raw
+ *		statement when its parse showed no constants; the normalized text
+ *		made at its parse, if still at hand; else none (the next parse
+ *		supplies it).  Never a text with literals.
+ */
+char *
+ng_slot_text(const NgLocalEntry *le, const NgTextSource *src, int *len)
+{
+	NgTextSource raw = *src;
+	NgConstants constants = le->constants;
+	NgRecentParse *r = recent_find(le->key.queryid);
+
+	if (constants == NG_CONSTANTS_UNKNOWN && r != NULL)
+		constants = r->has_constants ? NG_CONSTANTS_SOME : NG_CONSTANTS_NONE;
+	if (constants == NG_CONSTANTS_NONE && src->query != NULL)
+	{
+		raw.jstate = NULL;
+		return ng_qtext_prepare(&raw, len);
+	}
+	/* no source text (a failure) or only a normalized one may be stored */
+	if (r != NULL && r->normalized != NULL &&
+		r->has_constants == (constants == NG_CONSTANTS_SOME))
+	{
+		*len = r->len;
+		return pstrdup(r->normalized);
+	}
+	return NULL;
+}
