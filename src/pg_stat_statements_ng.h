@@ -549,6 +549,9 @@ extern Datum ng_sql_statements_since(FunctionCallInfo fcinfo, NgApi api,
 									 bool showtext, int64 since,
 									 uint64 generation);
 
+/* ---- reader (engineer "reader", issue 14): textconv.c ---- */
+extern char *ng_text_for_reader(const char *qtext, int len, int enc);
+
 /* ----------------------------------------------------------------
  * Functions in persist.c
  * ----------------------------------------------------------------

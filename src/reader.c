@@ -109,6 +109,91 @@ ng_read_partition(int p, HTAB *rows, bool showtext)
 }
 
 /*
+ * read_entries
+ *		Copy the folded counts of every entry of part into rows.  The caller
+ *		holds the partition lock, in any mode.
+ */
+static void
+read_entries(NgSharedPartition *part, HTAB *rows, bool showtext)
+{
+	dsa_pointer *buckets;
+
+	if (part->nbuckets == 0)
+		return;
+	buckets = dsa_get_address(ng_area, part->buckets);
+	for (uint32 b = 0; b < part->nbuckets; b++)
+	{
+		for (dsa_pointer cur = buckets[b]; DsaPointerIsValid(cur);)
+		{
+			NgSharedEntry *entry = dsa_get_address(ng_area, cur);
+			NgRow	   *row = hash_search(rows, &entry->key, HASH_ENTER, NULL);
+
+			row->entry = cur;
+			row->minmax_generation = entry->minmax_generation;
+			row->usage = entry->usage;
+			row->counters = entry->counters;
+			row->stats_since = entry->stats_since;
+			row->minmax_stats_since = entry->minmax_stats_since;
+			row->text_stored_at = entry->text_stored_at;
+			row->encoding = entry->encoding;
+			row->qtext = NULL;
+			row->qtext_len = 0;
+			if (showtext && DsaPointerIsValid(entry->qtext))
+			{
+				row->qtext_len = entry->text_len;
+				row->qtext = palloc(entry->text_len + 1);
+				memcpy(row->qtext, dsa_get_address(ng_area, entry->qtext),
+					   entry->text_len + 1);
+			}
+			cur = entry->next;
+		}
+	}
+}
+
+/*
+ * read_slot_row
+ *		The row a slot's copy adds to, or NULL if it counts for none (bound
+ *		to an entry a reset removed; unbound and counted before a reset, or
+ *		empty).  May create a row of its own for an unbound slot.
+ */
+static NgRow *
+read_slot_row(NgSharedPartition *part, HTAB *rows, NgSlot *copy,
+			  TimestampTz now)
+{
+	NgRow	   *row;
+	bool		found;
+
+	if (DsaPointerIsValid(copy->entry))
+	{
+		row = hash_search(rows, &copy->key, HASH_FIND, NULL);
+		if (row == NULL || row->entry != copy->entry)
+			return NULL;		/* bound to an entry a reset removed */
+		if (copy->minmax_generation != row->minmax_generation)
+			ng_counters_clear_minmax(&copy->counters);
+		return row;
+	}
+	if (copy->partition_generation != part->generation)
+		return NULL;			/* counted before a reset */
+	if (!ng_counters_any(&copy->counters))
+		return NULL;
+	row = hash_search(rows, &copy->key, HASH_ENTER, &found);
+	if (!found)
+	{
+		row->entry = InvalidDsaPointer;
+		row->minmax_generation = 0;
+		row->usage = 0;
+		memset(&row->counters, 0, sizeof(NgCounters));
+		row->qtext = NULL;
+		row->qtext_len = 0;
+		row->encoding = GetDatabaseEncoding();
+		row->stats_since = now;
+		row->minmax_stats_since = now;
+		row->text_stored_at = 0;
+	}
+	return row;
+}
+
+/*
  * read_partition_once
  *		ng_read_partition under the partition lock.  Returns false, having
  *		released the lock, when a slot could not be copied (unless
@@ -126,38 +211,7 @@ read_partition_once(int p, HTAB *rows, bool showtext, bool skip_busy,
 	LWLockAcquire(part->lock, LW_SHARED);
 
 	/* the folded counts */
-	if (part->nbuckets > 0)
-	{
-		dsa_pointer *buckets = dsa_get_address(ng_area, part->buckets);
-
-		for (uint32 b = 0; b < part->nbuckets; b++)
-		{
-			for (dsa_pointer cur = buckets[b]; DsaPointerIsValid(cur);)
-			{
-				NgSharedEntry *entry = dsa_get_address(ng_area, cur);
-				NgRow	   *row = hash_search(rows, &entry->key, HASH_ENTER, NULL);
-
-				row->entry = cur;
-				row->minmax_generation = entry->minmax_generation;
-				row->usage = entry->usage;
-				row->counters = entry->counters;
-				row->stats_since = entry->stats_since;
-				row->minmax_stats_since = entry->minmax_stats_since;
-				row->text_stored_at = entry->text_stored_at;
-				row->encoding = entry->encoding;
-				row->qtext = NULL;
-				row->qtext_len = 0;
-				if (showtext && DsaPointerIsValid(entry->qtext))
-				{
-					row->qtext_len = entry->text_len;
-					row->qtext = palloc(entry->text_len + 1);
-					memcpy(row->qtext, dsa_get_address(ng_area, entry->qtext),
-						   entry->text_len + 1);
-				}
-				cur = entry->next;
-			}
-		}
-	}
+	read_entries(part, rows, showtext);
 
 	/* the counts still in backends' slots */
 	for (int proc = 0; proc < nprocs; proc++)
@@ -167,7 +221,6 @@ read_partition_once(int p, HTAB *rows, bool showtext, bool skip_busy,
 		for (int i = 0; i < ng_slots_per_backend; i++)
 		{
 			NgRow	   *row;
-			bool		found;
 
 			if (area->partition_of[i] != p)
 				continue;
@@ -183,36 +236,9 @@ read_partition_once(int p, HTAB *rows, bool showtext, bool skip_busy,
 			}
 			if (!copy.in_use || copy.partition != p)
 				continue;
-			if (DsaPointerIsValid(copy.entry))
-			{
-				row = hash_search(rows, &copy.key, HASH_FIND, NULL);
-				if (row == NULL || row->entry != copy.entry)
-					continue;	/* bound to an entry a reset removed */
-				if (copy.minmax_generation != row->minmax_generation)
-					ng_counters_clear_minmax(&copy.counters);
-			}
-			else
-			{
-				if (copy.partition_generation != part->generation)
-					continue;	/* counted before a reset */
-				if (!ng_counters_any(&copy.counters))
-					continue;
-				row = hash_search(rows, &copy.key, HASH_ENTER, &found);
-				if (!found)
-				{
-					row->entry = InvalidDsaPointer;
-					row->minmax_generation = 0;
-					row->usage = 0;
-					memset(&row->counters, 0, sizeof(NgCounters));
-					row->qtext = NULL;
-					row->qtext_len = 0;
-					row->encoding = GetDatabaseEncoding();
-					row->stats_since = now;
-					row->minmax_stats_since = now;
-					row->text_stored_at = 0;
-				}
-			}
-			ng_counters_merge(&row->counters, &copy.counters);
+			row = read_slot_row(part, rows, &copy, now);
+			if (row != NULL)
+				ng_counters_merge(&row->counters, &copy.counters);
 		}
 	}
 
