@@ -73,6 +73,204 @@ api_columns(NgApi api)
 
 #define NG_MAX_COLS		65		/* changed_since: generation + 64 */
 
+/* the tail latency columns, per kind */
+static const double stmt_fractions[] = {0.50, 0.95, 0.99};
+
+#define NG_NUM_FRACTIONS	lengthof(stmt_fractions)
+
+/*
+ * The counters a row shows are those NgCounters has before its histograms:
+ * a row copies that head only (its last_executed_at, after the histograms,
+ * apart), and its percentiles computed from the histograms.
+ */
+#define NG_COUNTERS_HEAD	offsetof(NgCounters, hist)
+StaticAssertDecl(offsetof(NgCounters, failed_time) < offsetof(NgCounters, hist),
+				 "a row copies the counters before the histograms only");
+
+/* A row to emit, copied under the partition lock */
+typedef struct StmtRow
+{
+	NgKey		key;
+	int			encoding;
+	int			qtext_len;		/* -1: no text */
+	Size		qtext_off;		/* in StmtRead.texts */
+	TimestampTz stats_since;
+	TimestampTz minmax_stats_since;
+	TimestampTz text_stored_at;
+	TimestampTz last_executed_at;
+	bool		any_pct[NG_NUM_KINDS];
+	double		pct[NG_NUM_KINDS][NG_NUM_FRACTIONS];
+	/* the head of NgCounters, read as one */
+	double		counters[(NG_COUNTERS_HEAD + sizeof(double) - 1) / sizeof(double)];
+} StmtRow;
+
+#define ROW_COUNTERS(row)	((const NgCounters *) (row)->counters)
+
+/* A read of the statement rows, partition by partition */
+typedef struct StmtRead
+{
+	NgReader	r;				/* first: the callbacks get it */
+	NgApi		api;
+	int64		since;
+	bool		allowed;		/* may see every row's text and queryid */
+	Oid			user;
+	StmtRow    *rows;			/* this partition's rows */
+	int			nrows;
+	int			maxrows;
+	char	   *texts;			/* their texts, NUL-terminated */
+	Size		ntext;
+	Size		maxtext;
+	Size		needtext;		/* what the texts need, when they ran out */
+} StmtRead;
+
+/* the geometric midpoint of each bucket, as ng_hist_percentiles reads it */
+static double stmt_midpoint[NG_HIST_BUCKETS];
+
+static void
+stmt_midpoints_init(void)
+{
+	if (stmt_midpoint[0] != 0.0)
+		return;
+	for (int b = 1; b < NG_HIST_BUCKETS; b++)
+		stmt_midpoint[b] = ng_hist_lower(b) * sqrt(NG_HIST_RATIO);
+	stmt_midpoint[0] = NG_HIST_MIN_MS / 2;
+}
+
+/*
+ * stmt_percentiles
+ *		ng_hist_percentiles for stmt_fractions, the same values, faster: no
+ *		histogram when the kind never ran, a second pass that stops at the
+ *		last fraction, midpoints from a table.  Under the partition lock: no
+ *		allocation.
+ */
+static bool
+stmt_percentiles(const NgCounters *c, int kind, double *ms)
+{
+	const uint32 *hist = c->hist[kind];
+	uint64		total = 0;
+	uint64		seen = 0;
+	int			f = 0;
+	uint64		rank[NG_NUM_FRACTIONS];
+
+	if (c->calls[kind] == 0)
+		return false;			/* the histogram counts calls: empty */
+	for (int b = 0; b < NG_HIST_BUCKETS; b++)
+		total += hist[b];
+	if (total == 0)
+		return false;
+	for (f = 0; f < NG_NUM_FRACTIONS; f++)
+		rank[f] = Max((uint64) ceil(stmt_fractions[f] * (double) total), 1);
+	f = 0;
+	for (int b = 0; b < NG_HIST_BUCKETS && f < NG_NUM_FRACTIONS; b++)
+	{
+		seen += hist[b];
+		while (f < NG_NUM_FRACTIONS && seen >= rank[f])
+			ms[f++] = stmt_midpoint[b];
+	}
+	/* only if rounding put a rank beyond the total */
+	while (f < NG_NUM_FRACTIONS)
+		ms[f++] = ng_hist_lower(NG_HIST_BUCKETS - 1);
+	return true;
+}
+
+/*
+ * stmt_shown
+ *		Whether a row with these counts is shown.  An entry made when its
+ *		statement was parsed, and not yet run (or planned, where plans are
+ *		shown; or failed, where failures are shown), is not shown, as in
+ *		pg_stat_statements: it exists only to hold the text.
+ */
+static inline bool
+stmt_shown(const StmtRead *sr, const NgCounters *c)
+{
+	int64		ran = c->calls[NG_EXEC];
+
+	if (sr->api >= NG_API_PGSS_1_8)
+		ran += c->calls[NG_PLAN];
+	if (sr->api >= NG_API_NG_1_0)
+		ran += c->failed_errors + c->failed_cancels + c->failed_timeouts;
+	return ran > 0 && (int64) c->changed_generation >= sr->since;
+}
+
+/*
+ * stmt_add
+ *		Row callback: copy what the row shows, under the partition lock,
+ *		into room allocated beforehand.  False when that room is full.
+ */
+static bool
+stmt_add(NgReader *r, const NgReadRow *in)
+{
+	StmtRead   *sr = (StmtRead *) r;
+	const NgCounters *c = in->counters;
+	StmtRow    *row;
+	bool		visible;
+
+	if (!stmt_shown(sr, c))
+		return true;
+	if (sr->nrows == sr->maxrows)
+		return false;
+	visible = sr->allowed || in->key.userid == sr->user;
+	row = &sr->rows[sr->nrows];
+	row->qtext_len = -1;
+	if (visible && in->qtext != NULL)
+	{
+		if (sr->ntext + in->qtext_len + 1 > sr->maxtext)
+		{
+			sr->needtext = sr->ntext + in->qtext_len + 1;
+			return false;
+		}
+		memcpy(sr->texts + sr->ntext, in->qtext, in->qtext_len + 1);
+		row->qtext_off = sr->ntext;
+		row->qtext_len = in->qtext_len;
+		sr->ntext += in->qtext_len + 1;
+	}
+	row->key = in->key;
+	row->encoding = in->encoding;
+	row->stats_since = in->stats_since;
+	row->minmax_stats_since = in->minmax_stats_since;
+	row->text_stored_at = in->text_stored_at;
+	row->last_executed_at = c->last_executed_at;
+	memcpy(row->counters, c, NG_COUNTERS_HEAD);
+	if (sr->api >= NG_API_NG_1_0)
+	{
+		for (int kind = 0; kind < NG_NUM_KINDS; kind++)
+			row->any_pct[kind] = stmt_percentiles(c, kind, row->pct[kind]);
+	}
+	sr->nrows++;
+	return true;
+}
+
+/* forget callback: drop the partition's rows */
+static void
+stmt_forget(NgReader *r)
+{
+	StmtRead   *sr = (StmtRead *) r;
+
+	sr->nrows = 0;
+	sr->ntext = 0;
+}
+
+/* grow callback: twice the room that ran out, outside the lock */
+static void
+stmt_grow(NgReader *r)
+{
+	StmtRead   *sr = (StmtRead *) r;
+
+	if (sr->needtext > sr->maxtext)
+	{
+		sr->maxtext = Max(sr->maxtext * 2, sr->needtext);
+		pfree(sr->texts);
+		sr->texts = MemoryContextAllocHuge(CurrentMemoryContext, sr->maxtext);
+	}
+	else
+	{
+		sr->maxrows *= 2;
+		pfree(sr->rows);
+		sr->rows = MemoryContextAllocHuge(CurrentMemoryContext,
+										  sizeof(StmtRow) * (Size) sr->maxrows);
+	}
+}
+
 /*
  * emit_times
  *		The calls and times of each kind: planning from 1.8 on, and before
@@ -201,30 +399,27 @@ emit_wal_jit(Datum *values, bool *nulls, int *i, const NgCounters *c,
  *		need, and tail latency from the histograms.
  */
 static void
-emit_ours(Datum *values, bool *nulls, int *i, const NgRow *row)
+emit_ours(Datum *values, bool *nulls, int *i, const StmtRow *row)
 {
-	const NgCounters *c = &row->counters;
+	const NgCounters *c = ROW_COUNTERS(row);
 
 	values[(*i)++] = Int64GetDatumFast(c->failed_errors);
 	values[(*i)++] = Int64GetDatumFast(c->failed_cancels);
 	values[(*i)++] = Int64GetDatumFast(c->failed_timeouts);
 	values[(*i)++] = Float8GetDatumFast(c->failed_time);
-	values[*i] = TimestampTzGetDatum(c->last_executed_at);
-	nulls[(*i)++] = (c->last_executed_at == 0);
+	values[*i] = TimestampTzGetDatum(row->last_executed_at);
+	nulls[(*i)++] = (row->last_executed_at == 0);
 	values[*i] = TimestampTzGetDatum(row->text_stored_at);
 	nulls[(*i)++] = (row->text_stored_at == 0);
 
 	/* tail latency, from the histograms */
 	for (int kind = NG_EXEC; kind >= NG_PLAN; kind--)
 	{
-		static const double fractions[] = {0.50, 0.95, 0.99};
-		double		ms[lengthof(fractions)];
-		bool		any = ng_hist_percentiles(c, kind, fractions,
-											  lengthof(fractions), ms);
+		bool		any = row->any_pct[kind];
 
-		for (int f = 0; f < lengthof(fractions); f++)
+		for (int f = 0; f < NG_NUM_FRACTIONS; f++)
 		{
-			values[*i] = any ? Float8GetDatumFast(ms[f]) : (Datum) 0;
+			values[*i] = any ? Float8GetDatumFast(row->pct[kind][f]) : (Datum) 0;
 			nulls[(*i)++] = !any;
 		}
 	}
@@ -240,13 +435,14 @@ emit_ours(Datum *values, bool *nulls, int *i, const NgRow *row)
  *		NULL.
  */
 static void
-emit_row(ReturnSetInfo *rsinfo, const NgRow *row, NgApi api, bool showtext,
-		 bool allowed, uint64 generation)
+emit_row(ReturnSetInfo *rsinfo, const StmtRead *sr, const StmtRow *row,
+		 uint64 generation)
 {
 	Datum		values[NG_MAX_COLS];
 	bool		nulls[NG_MAX_COLS];
 	int			i = 0;
-	bool		visible = allowed || row->key.userid == GetUserId();
+	NgApi		api = sr->api;
+	bool		visible = sr->allowed || row->key.userid == sr->user;
 
 	memset(values, 0, sizeof(values));
 	memset(nulls, 0, sizeof(nulls));
@@ -269,21 +465,22 @@ emit_row(ReturnSetInfo *rsinfo, const NgRow *row, NgApi api, bool showtext,
 
 	if (!visible)
 		values[i++] = CStringGetTextDatum("<insufficient privilege>");
-	else if (showtext && row->qtext != NULL)
+	else if (row->qtext_len >= 0)
 	{
-		char	   *enc = ng_text_for_reader(row->qtext, row->qtext_len,
+		char	   *qtext = sr->texts + row->qtext_off;
+		char	   *enc = ng_text_for_reader(qtext, row->qtext_len,
 											 row->encoding);
 
 		values[i++] = CStringGetTextDatum(enc);
-		if (enc != row->qtext)
+		if (enc != qtext)
 			pfree(enc);
 	}
 	else
 		nulls[i++] = true;
 
-	emit_times(values, &i, &row->counters, api);
-	emit_blocks(values, nulls, &i, &row->counters, api);
-	emit_wal_jit(values, nulls, &i, &row->counters, api);
+	emit_times(values, &i, ROW_COUNTERS(row), api);
+	emit_blocks(values, nulls, &i, ROW_COUNTERS(row), api);
+	emit_wal_jit(values, nulls, &i, ROW_COUNTERS(row), api);
 	if (api >= NG_API_PGSS_1_11)
 	{
 		values[i++] = TimestampTzGetDatum(row->stats_since);
@@ -318,7 +515,7 @@ ng_sql_statements_since(FunctionCallInfo fcinfo, NgApi api, bool showtext,
 						int64 since, uint64 generation)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	bool		allowed = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
+	StmtRead	sr;
 
 	ng_check_loaded();
 	InitMaterializedSRF(fcinfo, 0);
@@ -335,36 +532,32 @@ ng_sql_statements_since(FunctionCallInfo fcinfo, NgApi api, bool showtext,
 			LWLockRelease(ng_shared->partitions[p].lock);
 	}
 
+	stmt_midpoints_init();
+	memset(&sr, 0, sizeof(sr));
+	sr.r.showtext = showtext;
+	sr.r.row = stmt_add;
+	sr.r.forget = stmt_forget;
+	sr.r.grow = stmt_grow;
+	sr.api = api;
+	sr.since = since;
+	sr.allowed = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
+	sr.user = GetUserId();
+	sr.maxrows = 1024;
+	sr.rows = palloc(sizeof(StmtRow) * sr.maxrows);
+	sr.maxtext = showtext ? 65536 : 0;
+	sr.texts = palloc(Max(sr.maxtext, 1));
+
+	/* copy a partition's rows under its lock, then emit them outside it */
 	for (int p = 0; p < NG_NUM_PARTITIONS; p++)
 	{
-		HTAB	   *rows = ng_read_rows_create();
-		HASH_SEQ_STATUS seq;
-		NgRow	   *row;
-
-		ng_read_partition(p, rows, showtext);
-		hash_seq_init(&seq, rows);
-		while ((row = hash_seq_search(&seq)) != NULL)
-		{
-			const NgCounters *c = &row->counters;
-			int64		ran = c->calls[NG_EXEC];
-
-			/*
-			 * An entry made when its statement was parsed, and not yet run
-			 * (or planned, where plans are shown; or failed, where failures
-			 * are shown), is not shown, as in pg_stat_statements: it exists
-			 * only to hold the text.
-			 */
-			if (api >= NG_API_PGSS_1_8)
-				ran += c->calls[NG_PLAN];
-			if (api >= NG_API_NG_1_0)
-				ran += c->failed_errors + c->failed_cancels + c->failed_timeouts;
-			if (ran > 0 && (int64) c->changed_generation >= since)
-				emit_row(rsinfo, row, api, showtext, allowed, generation);
-			if (row->qtext)
-				pfree(row->qtext);
-		}
-		hash_destroy(rows);
+		ng_read_partition_with(p, &sr.r);
+		for (int j = 0; j < sr.nrows; j++)
+			emit_row(rsinfo, &sr, &sr.rows[j], generation);
+		stmt_forget(&sr.r);
 	}
+	ng_read_reader_free(&sr.r);
+	pfree(sr.rows);
+	pfree(sr.texts);
 	return (Datum) 0;
 }
 
