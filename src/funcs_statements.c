@@ -138,24 +138,26 @@ stmt_midpoints_init(void)
 
 /*
  * stmt_percentiles
- *		ng_hist_percentiles for stmt_fractions, the same values, faster: no
- *		histogram when the kind never ran, a second pass that stops at the
- *		last fraction, midpoints from a table.  Under the partition lock: no
- *		allocation.
+ *		ng_hist_percentiles for stmt_fractions, the same values, faster: one
+ *		pass that stops at the last fraction, midpoints from a table.  Under
+ *		the partition lock: no allocation.
  */
 static bool
 stmt_percentiles(const NgCounters *c, int kind, double *ms)
 {
 	const uint32 *hist = c->hist[kind];
-	uint64		total = 0;
+	uint64		total;
 	uint64		seen = 0;
 	int			f = 0;
 	uint64		rank[NG_NUM_FRACTIONS];
 
-	if (c->calls[kind] == 0)
-		return false;			/* the histogram counts calls: empty */
-	for (int b = 0; b < NG_HIST_BUCKETS; b++)
-		total += hist[b];
+	/*
+	 * Every sample adds one to calls and one to a bucket, so calls is the
+	 * histogram's total (if a bucket has wrapped, a rank can lie beyond what
+	 * the buckets hold: see the end).  Not adding the buckets up spares
+	 * reading most of them.
+	 */
+	total = (uint64) c->calls[kind];
 	if (total == 0)
 		return false;
 	for (f = 0; f < NG_NUM_FRACTIONS; f++)
