@@ -1,17 +1,19 @@
 /*-------------------------------------------------------------------------
  *
  * funcs.c
- *		SQL-callable functions other than the statement rows: the latency
- *		histogram of a statement, reset, and the info figures.
+ *		Our SQL-callable functions: the statements and changed_since (whose
+ *		rows funcs_statements.c builds), the latency histogram of a
+ *		statement, reset, and the info figures.
  *
  * Why a file of its own: the SQL interface's shape is a contract of its
- * own; the statement rows are in funcs_statements.c, texts as the reader
- * shows them in textconv.c.
+ * own; the rows of every API shape are in funcs_statements.c, texts as the
+ * reader shows them in textconv.c.
  *
- * Locks: the histogram reads through reader.c (each partition lock in
- * shared mode, one at a time); reset takes partition locks exclusively
- * through store.c; info takes the shared spinlock to copy the figures
- * (nothing else under it).
+ * Locks: reads go through reader.c (each partition lock in shared mode,
+ * one at a time); changed_since advances the change generation (an atomic
+ * fetch-add); reset takes partition locks exclusively through store.c;
+ * info takes the shared spinlock to copy the figures (nothing else under
+ * it).
  *
  *-------------------------------------------------------------------------
  */
@@ -29,6 +31,8 @@
 
 #include "pg_stat_statements_ng.h"
 
+PG_FUNCTION_INFO_V1(pg_stat_statements_ng_1_0);
+PG_FUNCTION_INFO_V1(pg_stat_statements_ng_changed_since_1_0);
 PG_FUNCTION_INFO_V1(pg_stat_statements_ng_histogram_1_0);
 PG_FUNCTION_INFO_V1(pg_stat_statements_ng_reset_1_0);
 PG_FUNCTION_INFO_V1(pg_stat_statements_ng_info_1_0);
@@ -42,6 +46,43 @@ ng_check_loaded(void)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("pg_stat_statements_ng must be loaded via \"shared_preload_libraries\""),
 				 errhint("Add pg_stat_statements_ng to shared_preload_libraries in postgresql.conf and restart the server.")));
+}
+
+/*
+ * pg_stat_statements_ng(showtext boolean)
+ *		Every statement's statistics: shared entries plus what backends
+ *		still hold in their slots.
+ */
+Datum
+pg_stat_statements_ng_1_0(PG_FUNCTION_ARGS)
+{
+	return ng_sql_statements(fcinfo, NG_API_NG_1_0, PG_GETARG_BOOL(0));
+}
+
+/*
+ * pg_stat_statements_ng_changed_since(since bigint, showtext boolean)
+ *		For collectors: the rows whose counts changed since the generation
+ *		the previous call returned, each with the new generation to pass to
+ *		the next call.  The call advances the generation before it reads, and
+ *		an execution stamps its slot with the generation it reads inside its
+ *		write section (slots.c), so an execution is in at least one call's
+ *		result: the one whose scan found it finished.  It can be in the next
+ *		one too, when it read this call's generation and finished before this
+ *		call's scan reached it: delivery is at least once, and a collector
+ *		adds differences of the cumulative counters (docs/design.md).
+ *		since <= 0 returns every row.
+ */
+Datum
+pg_stat_statements_ng_changed_since_1_0(PG_FUNCTION_ARGS)
+{
+	int64		since = PG_GETARG_INT64(0);
+	bool		showtext = PG_GETARG_BOOL(1);
+	uint64		generation;
+
+	ng_check_loaded();
+	generation = pg_atomic_fetch_add_u64(&ng_shared->change_generation, 1) + 1;
+	return ng_sql_statements_since(fcinfo, NG_API_NG_1_0, showtext, since,
+								   generation);
 }
 
 /*

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * funcs_statements.c
- *		The statement rows: pg_stat_statements_ng(), changed_since(), and
- *		the drop-in's pg_stat_statements() in every API shape.
+ *		The statement rows in every API shape: pg_stat_statements_ng() and
+ *		its changed_since() (funcs.c), the drop-in's pg_stat_statements()
+ *		of every version (dropin.c).
  *
  * Why a file of its own: the shape of each API version is a contract of its
  * own (a released shape never changes), apart from the other SQL functions
@@ -24,14 +25,10 @@
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
-#include "utils/hsearch.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
 #include "pg_stat_statements_ng.h"
-
-PG_FUNCTION_INFO_V1(pg_stat_statements_ng_1_0);
-PG_FUNCTION_INFO_V1(pg_stat_statements_ng_changed_since_1_0);
 
 static double
 stddev_of(const NgCounters *c, int kind)
@@ -191,7 +188,9 @@ stmt_shown(const StmtRead *sr, const NgCounters *c)
 		ran += c->calls[NG_PLAN];
 	if (sr->api >= NG_API_NG_1_0)
 		ran += c->failed_errors + c->failed_cancels + c->failed_timeouts;
-	return ran > 0 && (int64) c->changed_generation >= sr->since;
+	/* (since <= 0: every row, without reading what follows the histograms) */
+	return ran > 0 &&
+		(sr->since <= 0 || (int64) c->changed_generation >= sr->since);
 }
 
 /*
@@ -231,10 +230,10 @@ stmt_add(NgReader *r, const NgReadRow *in)
 	row->stats_since = in->stats_since;
 	row->minmax_stats_since = in->minmax_stats_since;
 	row->text_stored_at = in->text_stored_at;
-	row->last_executed_at = c->last_executed_at;
 	memcpy(row->counters, c, NG_COUNTERS_HEAD);
 	if (sr->api >= NG_API_NG_1_0)
 	{
+		row->last_executed_at = c->last_executed_at;
 		for (int kind = 0; kind < NG_NUM_KINDS; kind++)
 			row->any_pct[kind] = stmt_percentiles(c, kind, row->pct[kind]);
 	}
@@ -561,41 +560,4 @@ ng_sql_statements_since(FunctionCallInfo fcinfo, NgApi api, bool showtext,
 	pfree(sr.rows);
 	pfree(sr.texts);
 	return (Datum) 0;
-}
-
-/*
- * pg_stat_statements_ng(showtext boolean)
- *		Every statement's statistics: shared entries plus what backends
- *		still hold in their slots.
- */
-Datum
-pg_stat_statements_ng_1_0(PG_FUNCTION_ARGS)
-{
-	return ng_sql_statements(fcinfo, NG_API_NG_1_0, PG_GETARG_BOOL(0));
-}
-
-/*
- * pg_stat_statements_ng_changed_since(since bigint, showtext boolean)
- *		For collectors: the rows whose counts changed since the generation
- *		the previous call returned, each with the new generation to pass to
- *		the next call.  The call advances the generation before it reads, and
- *		an execution stamps its slot with the generation it reads inside its
- *		write section (slots.c), so an execution is in at least one call's
- *		result: the one whose scan found it finished.  It can be in the next
- *		one too, when it read this call's generation and finished before this
- *		call's scan reached it: delivery is at least once, and a collector
- *		adds differences of the cumulative counters (docs/design.md).
- *		since <= 0 returns every row.
- */
-Datum
-pg_stat_statements_ng_changed_since_1_0(PG_FUNCTION_ARGS)
-{
-	int64		since = PG_GETARG_INT64(0);
-	bool		showtext = PG_GETARG_BOOL(1);
-	uint64		generation;
-
-	ng_check_loaded();
-	generation = pg_atomic_fetch_add_u64(&ng_shared->change_generation, 1) + 1;
-	return ng_sql_statements_since(fcinfo, NG_API_NG_1_0, showtext, since,
-								   generation);
 }

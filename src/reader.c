@@ -262,6 +262,8 @@ entry_prefetch(const NgSharedEntry *entry)
 		__builtin_prefetch(head + off);
 	for (int off = 0; off < NG_READ_PREFETCH_HIST; off += 64)
 		__builtin_prefetch(hist + off);
+	/* after the histograms, maybe on another page */
+	__builtin_prefetch(&entry->counters.last_executed_at);
 #endif
 }
 
