@@ -11,6 +11,7 @@ OBJS = \
 	src/evict.o \
 	src/failures.o \
 	src/funcs.o \
+	src/funcs_statements.o \
 	src/guc.o \
 	src/hooks.o \
 	src/persist.o \
@@ -28,7 +29,8 @@ OBJS = \
 	src/slots_fold.o \
 	src/slots_life.o \
 	src/slots_local.o \
-	src/store.o
+	src/store.o \
+	src/textconv.o
 
 EXTENSION = pg_stat_statements_ng
 DATA = pg_stat_statements_ng--1.0.sql pg_stat_statements_ng--1.1.sql pg_stat_statements_ng--1.0--1.1.sql

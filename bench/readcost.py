@@ -47,7 +47,7 @@ def readcost_part(args, tree, clusters, outdir, workdir):
            "reps": args.readcost_reps,
            "max": max(sizes) + 10000, "contenders": {}}
     for c, cl in clusters.items():
-        qs = read_queries(c)
+        qs = read_queries(cl.kind)  # ngbase reads as ng
         if not qs:
             continue
         cl.start(cl.ext_settings(res["max"]))

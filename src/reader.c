@@ -6,28 +6,40 @@
  *
  * Why a file of its own: this is the other half of the slot protocol
  * (slots.c), and the place where exactness is decided; the SQL functions
- * (funcs.c) and the dump at shutdown (persist.c) both read through it.
+ * (funcs_statements.c, funcs.c) and the dump at shutdown (persist.c) all
+ * read through it.
  *
  * Reading.  Partition by partition: take the partition lock in shared mode,
- * copy its entries, then add every backend slot that counts for the
- * partition (found through each backend's partition map, copied with the
- * change-count protocol), and release the lock.  Holding the lock in shared
- * mode keeps every fold into this partition out while we look, so each
- * execution is seen exactly once: in a slot or in an entry.  A slot bound to
- * an entry that is no longer in the table (a reset removed it) is skipped; a
- * slot with no entry is added to the key's entry if there is one, or becomes
- * a row of its own without text.  Texts are copied under the shared lock (a
+ * copy every backend slot that counts for the partition (found through each
+ * backend's partition map, copied with the change-count protocol), then go
+ * through the partition's entries, handing each one, with the slots that
+ * add to it, to the caller's row callback, then the slots that have no
+ * entry, and release the lock.  Holding the lock in shared mode keeps every
+ * fold into this partition out while we look, so each execution is seen
+ * exactly once: in a slot or in an entry.  A slot bound to an entry that is
+ * no longer in the table (a reset removed it) is skipped; a slot with no
+ * entry is added to the key's entry if there is one, or becomes a row of
+ * its own without text.  Texts are handed over under the shared lock (a
  * text is freed only under the exclusive lock).
+ *
+ * Locks: one partition lock at a time, in shared mode.  Under it this file
+ * allocates nothing: the slot copies and their lookup table are sized
+ * before the lock is taken; when they turn out too small the read releases
+ * the lock, forgets what it read, grows them and reads the partition again.
+ * A caller's row callback runs under the lock and may do the same (it
+ * returns false: nothing allocated under the lock), or allocate there (the
+ * NgRow table of ng_read_partition does, as this file always did).
  *
  * A slot whose writer is in the middle of a write is not waited for under
  * the lock (interrupts are held there): the read releases the lock, sleeps,
  * checks for interrupts and reads the partition again; after 5 s it goes on
- * without that slot and says so (see ng_read_partition).
+ * without that slot and says so (see ng_read_partition_with).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "common/hashfn.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "storage/latch.h"
@@ -45,56 +57,377 @@
 /* how long a read waits for a slot in the middle of a write (ms) */
 #define NG_READ_WAIT_MS		5000
 
-static bool read_partition_once(int p, HTAB *rows, bool showtext,
-								bool skip_busy, int *skipped);
+/* prefetching: how many buckets ahead, how many bytes of counters/histogram */
+#define NG_READ_PREFETCH		8
+#define NG_READ_PREFETCH_HEAD	448
+#define NG_READ_PREFETCH_HIST	256
+
+/* slot copies a read starts with (it doubles them when a partition has more) */
+#define NG_READ_FIRST_SLOTS	64
 
 /*
- * ng_read_rows_create
- *		An empty table of NgRow keyed by NgKey, in the current memory
- *		context, for ng_read_partition.
+ * The slots counting for the partition being read, and a table to find them
+ * by key.  Allocated (and grown) outside the partition lock.
  */
-HTAB *
-ng_read_rows_create(void)
+typedef struct NgReadScratch
 {
-	HASHCTL		ctl;
+	NgSlot	   *slots;			/* copies, in the order of the scan */
+	int		   *next;			/* next slot of the same key, or -1 */
+	int			nslots;
+	int			maxslots;
+	int		   *heads;			/* open addressing: first slot of a key, or
+								 * -1; 2 x maxslots, a power of two */
+	bool	   *claimed;		/* per head: an entry took the key's slots */
+	uint32		mask;
+	NgCounters	merged;			/* an entry's counts plus its slots' */
+} NgReadScratch;
 
-	ctl.keysize = sizeof(NgKey);
-	ctl.entrysize = sizeof(NgRow);
-	ctl.hcxt = CurrentMemoryContext;
-	return hash_create("pg_stat_statements_ng rows", 256, &ctl,
-					   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+/* how one pass over a partition ended */
+typedef enum NgReadResult
+{
+	NG_READ_DONE,
+	NG_READ_BUSY,				/* a slot stayed in the middle of a write */
+	NG_READ_SLOTS_FULL,			/* more slots than the scratch holds */
+	NG_READ_ROWS_FULL			/* the row callback ran out of room */
+} NgReadResult;
+
+/*
+ * scratch_alloc
+ *		(Re)allocate the scratch for maxslots slot copies, outside any lock.
+ */
+static void
+scratch_alloc(NgReader *r, int maxslots)
+{
+	NgReadScratch *s = r->scratch;
+	uint32		nheads = 1;
+
+	if (s == NULL)
+		s = r->scratch = palloc0(sizeof(NgReadScratch));
+	else
+	{
+		pfree(s->slots);
+		pfree(s->next);
+		pfree(s->heads);
+		pfree(s->claimed);
+	}
+	while (nheads < 2 * (uint32) maxslots)
+		nheads <<= 1;
+	s->slots = MemoryContextAllocHuge(CurrentMemoryContext,
+									  sizeof(NgSlot) * (Size) maxslots);
+	s->next = palloc(sizeof(int) * maxslots);
+	s->heads = palloc(sizeof(int) * nheads);
+	s->claimed = palloc(sizeof(bool) * nheads);
+	s->maxslots = maxslots;
+	s->mask = nheads - 1;
+	s->nslots = 0;
+}
+
+static inline uint32
+key_hash(const NgKey *key)
+{
+	return hash_combine(murmurhash32((uint32) key->queryid),
+						murmurhash32((uint32) (key->queryid >> 32) ^
+									 key->userid ^ (key->dbid << 1) ^
+									 (key->toplevel ? 1 : 0)));
 }
 
 /*
- * ng_read_partition
- *		Build the rows of one partition into rows (a hash table keyed by
- *		NgKey, empty on entry).  Takes and releases the partition lock.
+ * key_head
+ *		The head position of key in the scratch's table: where its first
+ *		slot is, or the free position it would take.
+ */
+static inline uint32
+key_head(NgReadScratch *s, const NgKey *key)
+{
+	uint32		h = key_hash(key) & s->mask;
+
+	while (s->heads[h] >= 0 &&
+		   memcmp(&s->slots[s->heads[h]].key, key, sizeof(NgKey)) != 0)
+		h = (h + 1) & s->mask;
+	return h;
+}
+
+/*
+ * chain_slots
+ *		Link the copied slots by key, each key's slots in the order of the
+ *		scan (the order in which they are added to a row).
+ */
+static void
+chain_slots(NgReadScratch *s)
+{
+	memset(s->heads, -1, sizeof(int) * (s->mask + 1));
+	memset(s->claimed, 0, sizeof(bool) * (s->mask + 1));
+	for (int i = s->nslots - 1; i >= 0; i--)
+	{
+		uint32		h = key_head(s, &s->slots[i].key);
+
+		s->next[i] = s->heads[h];
+		s->heads[h] = i;
+	}
+}
+
+/*
+ * copy_slots
+ *		Copy every slot that may count for partition p into the scratch,
+ *		under the partition lock: in use, still for p, and, if unbound,
+ *		counted since the partition's last reset and not empty.  Whether a
+ *		bound slot's entry is still there is decided with the entries.
+ */
+static NgReadResult
+copy_slots(int p, NgSharedPartition *part, NgReadScratch *s, bool skip_busy,
+		   int *skipped)
+{
+	int			nprocs = ng_store_num_slot_procs();
+
+	s->nslots = 0;
+	for (int proc = 0; proc < nprocs; proc++)
+	{
+		NgBackendSlots *area = ng_slots_of_proc(proc);
+
+		for (int i = 0; i < ng_slots_per_backend; i++)
+		{
+			NgSlot	   *copy = &s->slots[s->nslots];
+
+			if (area->partition_of[i] != p)
+				continue;
+			if (s->nslots == s->maxslots)
+				return NG_READ_SLOTS_FULL;
+			if (!ng_slot_try_read(ng_slot_at(area, i), copy))
+			{
+				if (!skip_busy)
+					return NG_READ_BUSY;
+				(*skipped)++;
+				continue;
+			}
+			if (!copy->in_use || copy->partition != p)
+				continue;
+			if (!DsaPointerIsValid(copy->entry) &&
+				(copy->partition_generation != part->generation ||
+				 !ng_counters_any(&copy->counters)))
+				continue;		/* counted before a reset, or empty */
+			s->nslots++;
+		}
+	}
+	return NG_READ_DONE;
+}
+
+/*
+ * entry_counters
+ *		The counts of the entry at cur (key at entry->key) plus those of the
+ *		slots that add to it: the entry's own counters when no slot does,
+ *		else the scratch's merged copy.  Under the partition lock.
+ */
+static const NgCounters *
+entry_counters(NgReadScratch *s, const NgSharedEntry *entry, dsa_pointer cur)
+{
+	uint32		h;
+	bool		merged = false;
+
+	if (s->nslots == 0)
+		return &entry->counters;
+	h = key_head(s, &entry->key);
+	if (s->heads[h] < 0)
+		return &entry->counters;
+	s->claimed[h] = true;
+	for (int i = s->heads[h]; i >= 0; i = s->next[i])
+	{
+		NgSlot	   *copy = &s->slots[i];
+
+		if (DsaPointerIsValid(copy->entry))
+		{
+			if (copy->entry != cur)
+				continue;		/* bound to an entry a reset removed */
+			if (copy->minmax_generation != entry->minmax_generation)
+				ng_counters_clear_minmax(&copy->counters);
+		}
+		if (!merged)
+			s->merged = entry->counters;
+		merged = true;
+		ng_counters_merge(&s->merged, &copy->counters);
+	}
+	return merged ? &s->merged : &entry->counters;
+}
+
+/*
+ * entry_prefetch
+ *		Ask the CPU for the parts of an entry a read touches, some entries
+ *		ahead: the entries of a partition are scattered over DSA memory, and
+ *		waiting for each one's cache lines in turn is most of a read's time.
+ *		Only a hint (no fault, no effect on what is read).
+ */
+static inline void
+entry_prefetch(const NgSharedEntry *entry)
+{
+#if defined(__GNUC__) || defined(__clang__)
+	const char *head = (const char *) &entry->counters;
+	const char *hist = (const char *) entry->counters.hist[NG_EXEC];
+
+	__builtin_prefetch(entry);
+	for (int off = 0; off < NG_READ_PREFETCH_HEAD; off += 64)
+		__builtin_prefetch(head + off);
+	for (int off = 0; off < NG_READ_PREFETCH_HIST; off += 64)
+		__builtin_prefetch(hist + off);
+	/* after the histograms, maybe on another page */
+	__builtin_prefetch(&entry->counters.last_executed_at);
+#endif
+}
+
+/*
+ * read_entries
+ *		Hand every entry of part, with its slots' counts, to the row
+ *		callback.  Under the partition lock.  False if the callback ran out
+ *		of room.
+ */
+static bool
+read_entries(NgSharedPartition *part, NgReader *r)
+{
+	dsa_pointer *buckets;
+	NgReadRow	row;
+
+	if (part->nbuckets == 0)
+		return true;
+	buckets = dsa_get_address(ng_area, part->buckets);
+	for (uint32 b = 0; b < part->nbuckets; b++)
+	{
+		if (b + NG_READ_PREFETCH < part->nbuckets &&
+			DsaPointerIsValid(buckets[b + NG_READ_PREFETCH]))
+			entry_prefetch(dsa_get_address(ng_area,
+										   buckets[b + NG_READ_PREFETCH]));
+		for (dsa_pointer cur = buckets[b]; DsaPointerIsValid(cur);)
+		{
+			NgSharedEntry *entry = dsa_get_address(ng_area, cur);
+
+			/* the next of the chain, while this one is handed over */
+			if (DsaPointerIsValid(entry->next))
+				entry_prefetch(dsa_get_address(ng_area, entry->next));
+			row.key = entry->key;
+			row.entry = cur;
+			row.minmax_generation = entry->minmax_generation;
+			row.usage = entry->usage;
+			row.counters = entry_counters(r->scratch, entry, cur);
+			row.stats_since = entry->stats_since;
+			row.minmax_stats_since = entry->minmax_stats_since;
+			row.text_stored_at = entry->text_stored_at;
+			row.encoding = entry->encoding;
+			row.qtext = NULL;
+			row.qtext_len = 0;
+			if (r->showtext && DsaPointerIsValid(entry->qtext))
+			{
+				row.qtext_len = entry->text_len;
+				row.qtext = dsa_get_address(ng_area, entry->qtext);
+			}
+			if (!r->row(r, &row))
+				return false;
+			cur = entry->next;
+		}
+	}
+	return true;
+}
+
+/*
+ * read_unbound
+ *		Rows of their own for the keys that have unbound slots and no entry
+ *		in the partition.  Under the partition lock.  False if the callback
+ *		ran out of room.
+ */
+static bool
+read_unbound(NgReader *r, TimestampTz now)
+{
+	NgReadScratch *s = r->scratch;
+	NgReadRow	row;
+
+	memset(&row, 0, sizeof(row));
+	row.entry = InvalidDsaPointer;
+	row.encoding = GetDatabaseEncoding();
+	row.stats_since = now;
+	row.minmax_stats_since = now;
+	row.counters = &s->merged;
+	for (uint32 h = 0; h <= s->mask && s->nslots > 0; h++)
+	{
+		bool		any = false;
+
+		if (s->heads[h] < 0 || s->claimed[h])
+			continue;
+		memset(&s->merged, 0, sizeof(NgCounters));
+		for (int i = s->heads[h]; i >= 0; i = s->next[i])
+		{
+			if (DsaPointerIsValid(s->slots[i].entry))
+				continue;		/* bound to an entry a reset removed */
+			ng_counters_merge(&s->merged, &s->slots[i].counters);
+			any = true;
+		}
+		if (!any)
+			continue;
+		row.key = s->slots[s->heads[h]].key;
+		if (!r->row(r, &row))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * read_partition_once
+ *		One pass over partition p under its lock (shared), which it takes and
+ *		releases.  NG_READ_BUSY when a slot could not be copied (unless
+ *		skip_busy: then such slots are left out and counted in *skipped).
+ */
+static NgReadResult
+read_partition_once(int p, NgReader *r, bool skip_busy, int *skipped)
+{
+	NgSharedPartition *part = &ng_shared->partitions[p];
+	TimestampTz now = GetCurrentTimestamp();
+	NgReadResult res;
+
+	LWLockAcquire(part->lock, LW_SHARED);
+	res = copy_slots(p, part, r->scratch, skip_busy, skipped);
+	if (res == NG_READ_DONE)
+	{
+		chain_slots(r->scratch);
+		if (!read_entries(part, r) || !read_unbound(r, now))
+			res = NG_READ_ROWS_FULL;
+	}
+	LWLockRelease(part->lock);
+	return res;
+}
+
+/*
+ * ng_read_partition_with
+ *		Hand every row of partition p to r->row, under the partition lock,
+ *		which it takes and releases; r->scratch is NULL the first time.
  *
- *		A slot found in the middle of a write for longer than a spin (its
- *		writer descheduled or stopped) cannot be waited for under the lock,
- *		where interrupts are held: release the lock, forget the partial
- *		rows, sleep 1 ms, check for interrupts, and read the partition again.
- *		After NG_READ_WAIT_MS of that, the read goes on without the slots
- *		still being written, and says so in a WARNING: exact but for them.
+ *		When a pass cannot finish, the lock is released, r->forget told to
+ *		drop the rows it was given, and the partition read again: after
+ *		growing the slot copies, or after r->grow (outside the lock) when
+ *		r->row returned false.  A slot found in the middle of a write for
+ *		longer than a spin (its writer descheduled or stopped) cannot be
+ *		waited for under the lock, where interrupts are held: sleep 1 ms,
+ *		check for interrupts, and read again.  After NG_READ_WAIT_MS of that,
+ *		the read goes on without the slots still being written, and says so
+ *		in a WARNING: exact but for them.
  */
 void
-ng_read_partition(int p, HTAB *rows, bool showtext)
+ng_read_partition_with(int p, NgReader *r)
 {
 	TimestampTz wait_start = 0;
 	bool		skip_busy = false;
 	int			skipped = 0;
+	NgReadResult res;
 
-	while (!read_partition_once(p, rows, showtext, skip_busy, &skipped))
+	if (r->scratch == NULL)
+		scratch_alloc(r, NG_READ_FIRST_SLOTS);
+	while ((res = read_partition_once(p, r, skip_busy, &skipped)) != NG_READ_DONE)
 	{
-		HASH_SEQ_STATUS seq;
-		NgRow	   *row;
-
-		hash_seq_init(&seq, rows);
-		while ((row = hash_seq_search(&seq)) != NULL)
+		r->forget(r);
+		skipped = 0;
+		if (res == NG_READ_SLOTS_FULL)
 		{
-			if (row->qtext)
-				pfree(row->qtext);
-			(void) hash_search(rows, &row->key, HASH_REMOVE, NULL);
+			scratch_alloc(r, r->scratch->maxslots * 2);
+			continue;
+		}
+		if (res == NG_READ_ROWS_FULL)
+		{
+			r->grow(r);
+			continue;
 		}
 		if (wait_start == 0)
 			wait_start = GetCurrentTimestamp();
@@ -113,114 +446,103 @@ ng_read_partition(int p, HTAB *rows, bool showtext)
 				 errdetail("The backends writing them are stopped or not running; a later read includes their counts.")));
 }
 
+/* ---- the rows as a table (persist.c, and callers that want one) ---- */
+
 /*
- * read_partition_once
- *		ng_read_partition under the partition lock.  Returns false, having
- *		released the lock, when a slot could not be copied (unless
- *		skip_busy: then such slots are left out and counted in *skipped).
+ * ng_read_rows_create
+ *		An empty table of NgRow keyed by NgKey, in the current memory
+ *		context, for ng_read_partition.
  */
-static bool
-read_partition_once(int p, HTAB *rows, bool showtext, bool skip_busy,
-					int *skipped)
+HTAB *
+ng_read_rows_create(void)
 {
-	NgSharedPartition *part = &ng_shared->partitions[p];
-	int			nprocs = ng_store_num_slot_procs();
-	TimestampTz now = GetCurrentTimestamp();
-	NgSlot		copy;
+	HASHCTL		ctl;
 
-	LWLockAcquire(part->lock, LW_SHARED);
+	ctl.keysize = sizeof(NgKey);
+	ctl.entrysize = sizeof(NgRow);
+	ctl.hcxt = CurrentMemoryContext;
+	return hash_create("pg_stat_statements_ng rows", 256, &ctl,
+					   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
 
-	/* the folded counts */
-	if (part->nbuckets > 0)
+/* row callback of ng_read_partition: copy into the table (allocates) */
+static bool
+rows_add(NgReader *r, const NgReadRow *in)
+{
+	NgRow	   *row = hash_search((HTAB *) r->arg, &in->key, HASH_ENTER, NULL);
+
+	row->entry = in->entry;
+	row->minmax_generation = in->minmax_generation;
+	row->usage = in->usage;
+	row->counters = *in->counters;
+	row->stats_since = in->stats_since;
+	row->minmax_stats_since = in->minmax_stats_since;
+	row->text_stored_at = in->text_stored_at;
+	row->encoding = in->encoding;
+	row->qtext = NULL;
+	row->qtext_len = 0;
+	if (in->qtext != NULL)
 	{
-		dsa_pointer *buckets = dsa_get_address(ng_area, part->buckets);
-
-		for (uint32 b = 0; b < part->nbuckets; b++)
-		{
-			for (dsa_pointer cur = buckets[b]; DsaPointerIsValid(cur);)
-			{
-				NgSharedEntry *entry = dsa_get_address(ng_area, cur);
-				NgRow	   *row = hash_search(rows, &entry->key, HASH_ENTER, NULL);
-
-				row->entry = cur;
-				row->minmax_generation = entry->minmax_generation;
-				row->usage = entry->usage;
-				row->counters = entry->counters;
-				row->stats_since = entry->stats_since;
-				row->minmax_stats_since = entry->minmax_stats_since;
-				row->text_stored_at = entry->text_stored_at;
-				row->encoding = entry->encoding;
-				row->qtext = NULL;
-				row->qtext_len = 0;
-				if (showtext && DsaPointerIsValid(entry->qtext))
-				{
-					row->qtext_len = entry->text_len;
-					row->qtext = palloc(entry->text_len + 1);
-					memcpy(row->qtext, dsa_get_address(ng_area, entry->qtext),
-						   entry->text_len + 1);
-				}
-				cur = entry->next;
-			}
-		}
+		row->qtext_len = in->qtext_len;
+		row->qtext = palloc(in->qtext_len + 1);
+		memcpy(row->qtext, in->qtext, in->qtext_len + 1);
 	}
-
-	/* the counts still in backends' slots */
-	for (int proc = 0; proc < nprocs; proc++)
-	{
-		NgBackendSlots *area = ng_slots_of_proc(proc);
-
-		for (int i = 0; i < ng_slots_per_backend; i++)
-		{
-			NgRow	   *row;
-			bool		found;
-
-			if (area->partition_of[i] != p)
-				continue;
-			if (!ng_slot_try_read(ng_slot_at(area, i), &copy))
-			{
-				if (!skip_busy)
-				{
-					LWLockRelease(part->lock);
-					return false;
-				}
-				(*skipped)++;
-				continue;
-			}
-			if (!copy.in_use || copy.partition != p)
-				continue;
-			if (DsaPointerIsValid(copy.entry))
-			{
-				row = hash_search(rows, &copy.key, HASH_FIND, NULL);
-				if (row == NULL || row->entry != copy.entry)
-					continue;	/* bound to an entry a reset removed */
-				if (copy.minmax_generation != row->minmax_generation)
-					ng_counters_clear_minmax(&copy.counters);
-			}
-			else
-			{
-				if (copy.partition_generation != part->generation)
-					continue;	/* counted before a reset */
-				if (!ng_counters_any(&copy.counters))
-					continue;
-				row = hash_search(rows, &copy.key, HASH_ENTER, &found);
-				if (!found)
-				{
-					row->entry = InvalidDsaPointer;
-					row->minmax_generation = 0;
-					row->usage = 0;
-					memset(&row->counters, 0, sizeof(NgCounters));
-					row->qtext = NULL;
-					row->qtext_len = 0;
-					row->encoding = GetDatabaseEncoding();
-					row->stats_since = now;
-					row->minmax_stats_since = now;
-					row->text_stored_at = 0;
-				}
-			}
-			ng_counters_merge(&row->counters, &copy.counters);
-		}
-	}
-
-	LWLockRelease(part->lock);
 	return true;
+}
+
+/* forget callback of ng_read_partition: empty the table */
+static void
+rows_forget(NgReader *r)
+{
+	HTAB	   *rows = (HTAB *) r->arg;
+	HASH_SEQ_STATUS seq;
+	NgRow	   *row;
+
+	hash_seq_init(&seq, rows);
+	while ((row = hash_seq_search(&seq)) != NULL)
+	{
+		if (row->qtext)
+			pfree(row->qtext);
+		(void) hash_search(rows, &row->key, HASH_REMOVE, NULL);
+	}
+}
+
+/*
+ * ng_read_partition
+ *		Build the rows of one partition into rows (a hash table keyed by
+ *		NgKey, empty on entry), texts palloc'd if showtext.  Takes and
+ *		releases the partition lock; allocates under it (the table's rows
+ *		and the texts).
+ */
+void
+ng_read_partition(int p, HTAB *rows, bool showtext)
+{
+	NgReader	r;
+
+	memset(&r, 0, sizeof(r));
+	r.showtext = showtext;
+	r.row = rows_add;
+	r.forget = rows_forget;
+	r.arg = rows;
+	ng_read_partition_with(p, &r);
+	ng_read_reader_free(&r);
+}
+
+/*
+ * ng_read_reader_free
+ *		Free what ng_read_partition_with allocated for r.
+ */
+void
+ng_read_reader_free(NgReader *r)
+{
+	NgReadScratch *s = r->scratch;
+
+	if (s == NULL)
+		return;
+	pfree(s->slots);
+	pfree(s->next);
+	pfree(s->heads);
+	pfree(s->claimed);
+	pfree(s);
+	r->scratch = NULL;
 }

@@ -35,7 +35,47 @@ typedef struct NgRow
 extern struct HTAB *ng_read_rows_create(void);
 extern void ng_read_partition(int p, struct HTAB *rows, bool with_text);
 
-extern struct HTAB *ng_read_rows_create(void);
-extern void ng_read_partition(int p, struct HTAB *rows, bool with_text);
+
+/*
+ * One row of a partition as ng_read_partition_with hands it over, under the
+ * partition lock: counters and qtext point into shared memory (or the
+ * reader's scratch) and are valid only until the callback returns.
+ */
+typedef struct NgReadRow
+{
+	NgKey		key;
+	dsa_pointer entry;			/* InvalidDsaPointer: slots only */
+	uint32		minmax_generation;
+	uint32		usage;
+	const NgCounters *counters;
+	const char *qtext;			/* NUL-terminated; NULL: none, or !showtext */
+	int			qtext_len;
+	int			encoding;
+	TimestampTz stats_since;
+	TimestampTz minmax_stats_since;
+	TimestampTz text_stored_at;
+} NgReadRow;
+
+/*
+ * A read of partitions by callbacks.  row runs under the partition lock
+ * (shared): it must not take our locks, and should not allocate; returning
+ * false means it ran out of room: the lock is released, forget drops the
+ * partition's rows given so far, grow (called outside the lock) makes room,
+ * and the partition is read again.  forget also runs when a read is retried
+ * for a slot in the middle of a write.
+ */
+typedef struct NgReader NgReader;
+struct NgReader
+{
+	bool		showtext;
+	bool		(*row) (NgReader *r, const NgReadRow *row);
+	void		(*forget) (NgReader *r);
+	void		(*grow) (NgReader *r);
+	void	   *arg;
+	struct NgReadScratch *scratch;	/* reader.c's; NULL to begin with */
+};
+
+extern void ng_read_partition_with(int p, NgReader *r);
+extern void ng_read_reader_free(NgReader *r);
 
 #endif							/* NG_READER_H */

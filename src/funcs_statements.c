@@ -1,0 +1,569 @@
+/*-------------------------------------------------------------------------
+ *
+ * funcs_statements.c
+ *		The statement rows in every API shape: pg_stat_statements_ng() and
+ *		its changed_since() (funcs.c), the drop-in's pg_stat_statements()
+ *		of every version (dropin.c).
+ *
+ * Why a file of its own: the shape of each API version is a contract of its
+ * own (a released shape never changes), apart from the other SQL functions
+ * (funcs.c).
+ *
+ * Locks: none of its own.  Rows are collected partition by partition by
+ * reader.c, which takes and releases each partition lock in shared mode;
+ * they are emitted here, outside any lock, and texts converted to the
+ * database encoding (textconv.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_authid.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+#include "utils/tuplestore.h"
+
+#include "counters.h"
+#include "funcs.h"
+#include "guc.h"
+#include "reader.h"
+#include "shmem.h"
+#include "store.h"
+#include "textconv.h"
+
+static double
+stddev_of(const NgCounters *c, int kind)
+{
+	if (c->calls[kind] > 1)
+		return sqrt(c->sum_var_time[kind] / c->calls[kind]);
+	return 0.0;
+}
+
+/* Output columns of each API version */
+static int
+api_columns(NgApi api)
+{
+	switch (api)
+	{
+		case NG_API_PGSS_1_0:
+			return 14;
+		case NG_API_PGSS_1_1:
+			return 18;
+		case NG_API_PGSS_1_2:
+			return 19;
+		case NG_API_PGSS_1_3:
+			return 23;
+		case NG_API_PGSS_1_8:
+			return 32;
+		case NG_API_PGSS_1_9:
+			return 33;
+		case NG_API_PGSS_1_10:
+			return 43;
+		case NG_API_PGSS_1_11:
+			return 49;
+		case NG_API_PGSS_1_12:
+			return 52;
+		case NG_API_NG_1_0:
+			return 64;
+	}
+	return -1;					/* keep compiler quiet */
+}
+
+#define NG_MAX_COLS		65		/* changed_since: generation + 64 */
+
+/* the tail latency columns, per kind */
+static const double stmt_fractions[] = {0.50, 0.95, 0.99};
+
+#define NG_NUM_FRACTIONS	lengthof(stmt_fractions)
+
+/*
+ * The counters a row shows are those NgCounters has before its histograms:
+ * a row copies that head only (its last_executed_at, after the histograms,
+ * apart), and its percentiles computed from the histograms.
+ */
+#define NG_COUNTERS_HEAD	offsetof(NgCounters, hist)
+StaticAssertDecl(offsetof(NgCounters, failed_time) < offsetof(NgCounters, hist),
+				 "a row copies the counters before the histograms only");
+
+/* A row to emit, copied under the partition lock */
+typedef struct StmtRow
+{
+	NgKey		key;
+	int			encoding;
+	int			qtext_len;		/* -1: no text */
+	Size		qtext_off;		/* in StmtRead.texts */
+	TimestampTz stats_since;
+	TimestampTz minmax_stats_since;
+	TimestampTz text_stored_at;
+	TimestampTz last_executed_at;
+	bool		any_pct[NG_NUM_KINDS];
+	double		pct[NG_NUM_KINDS][NG_NUM_FRACTIONS];
+	/* the head of NgCounters, read as one */
+	double		counters[(NG_COUNTERS_HEAD + sizeof(double) - 1) / sizeof(double)];
+} StmtRow;
+
+#define ROW_COUNTERS(row)	((const NgCounters *) (row)->counters)
+
+/* A read of the statement rows, partition by partition */
+typedef struct StmtRead
+{
+	NgReader	r;				/* first: the callbacks get it */
+	NgApi		api;
+	int64		since;
+	bool		allowed;		/* may see every row's text and queryid */
+	Oid			user;
+	StmtRow    *rows;			/* this partition's rows */
+	int			nrows;
+	int			maxrows;
+	char	   *texts;			/* their texts, NUL-terminated */
+	Size		ntext;
+	Size		maxtext;
+	Size		needtext;		/* what the texts need, when they ran out */
+} StmtRead;
+
+/* the geometric midpoint of each bucket, as ng_hist_percentiles reads it */
+static double stmt_midpoint[NG_HIST_BUCKETS];
+
+static void
+stmt_midpoints_init(void)
+{
+	if (stmt_midpoint[0] != 0.0)
+		return;
+	for (int b = 1; b < NG_HIST_BUCKETS; b++)
+		stmt_midpoint[b] = ng_hist_lower(b) * sqrt(NG_HIST_RATIO);
+	stmt_midpoint[0] = NG_HIST_MIN_MS / 2;
+}
+
+/*
+ * stmt_percentiles
+ *		ng_hist_percentiles for stmt_fractions, the same values, faster: one
+ *		pass that stops at the last fraction, midpoints from a table.  Under
+ *		the partition lock: no allocation.
+ */
+static bool
+stmt_percentiles(const NgCounters *c, int kind, double *ms)
+{
+	const uint32 *hist = c->hist[kind];
+	uint64		total;
+	uint64		seen = 0;
+	int			f = 0;
+	uint64		rank[NG_NUM_FRACTIONS];
+
+	/*
+	 * Every sample adds one to calls and one to a bucket, so calls is the
+	 * histogram's total (if a bucket has wrapped, a rank can lie beyond what
+	 * the buckets hold: see the end).  Not adding the buckets up spares
+	 * reading most of them.
+	 */
+	total = (uint64) c->calls[kind];
+	if (total == 0)
+		return false;
+	for (f = 0; f < NG_NUM_FRACTIONS; f++)
+		rank[f] = Max((uint64) ceil(stmt_fractions[f] * (double) total), 1);
+	f = 0;
+	for (int b = 0; b < NG_HIST_BUCKETS && f < NG_NUM_FRACTIONS; b++)
+	{
+		seen += hist[b];
+		while (f < NG_NUM_FRACTIONS && seen >= rank[f])
+			ms[f++] = stmt_midpoint[b];
+	}
+	/* only if rounding put a rank beyond the total */
+	while (f < NG_NUM_FRACTIONS)
+		ms[f++] = ng_hist_lower(NG_HIST_BUCKETS - 1);
+	return true;
+}
+
+/*
+ * stmt_shown
+ *		Whether a row with these counts is shown.  An entry made when its
+ *		statement was parsed, and not yet run (or planned, where plans are
+ *		shown; or failed, where failures are shown), is not shown, as in
+ *		pg_stat_statements: it exists only to hold the text.
+ */
+static inline bool
+stmt_shown(const StmtRead *sr, const NgCounters *c)
+{
+	int64		ran = c->calls[NG_EXEC];
+
+	if (sr->api >= NG_API_PGSS_1_8)
+		ran += c->calls[NG_PLAN];
+	if (sr->api >= NG_API_NG_1_0)
+		ran += c->failed_errors + c->failed_cancels + c->failed_timeouts;
+	/* (since <= 0: every row, without reading what follows the histograms) */
+	return ran > 0 &&
+		(sr->since <= 0 || (int64) c->changed_generation >= sr->since);
+}
+
+/*
+ * stmt_add
+ *		Row callback: copy what the row shows, under the partition lock,
+ *		into room allocated beforehand.  False when that room is full.
+ */
+static bool
+stmt_add(NgReader *r, const NgReadRow *in)
+{
+	StmtRead   *sr = (StmtRead *) r;
+	const NgCounters *c = in->counters;
+	StmtRow    *row;
+	bool		visible;
+
+	if (!stmt_shown(sr, c))
+		return true;
+	if (sr->nrows == sr->maxrows)
+		return false;
+	visible = sr->allowed || in->key.userid == sr->user;
+	row = &sr->rows[sr->nrows];
+	row->qtext_len = -1;
+	if (visible && in->qtext != NULL)
+	{
+		if (sr->ntext + in->qtext_len + 1 > sr->maxtext)
+		{
+			sr->needtext = sr->ntext + in->qtext_len + 1;
+			return false;
+		}
+		memcpy(sr->texts + sr->ntext, in->qtext, in->qtext_len + 1);
+		row->qtext_off = sr->ntext;
+		row->qtext_len = in->qtext_len;
+		sr->ntext += in->qtext_len + 1;
+	}
+	row->key = in->key;
+	row->encoding = in->encoding;
+	row->stats_since = in->stats_since;
+	row->minmax_stats_since = in->minmax_stats_since;
+	row->text_stored_at = in->text_stored_at;
+	memcpy(row->counters, c, NG_COUNTERS_HEAD);
+	if (sr->api >= NG_API_NG_1_0)
+	{
+		row->last_executed_at = c->last_executed_at;
+		for (int kind = 0; kind < NG_NUM_KINDS; kind++)
+			row->any_pct[kind] = stmt_percentiles(c, kind, row->pct[kind]);
+	}
+	sr->nrows++;
+	return true;
+}
+
+/* forget callback: drop the partition's rows */
+static void
+stmt_forget(NgReader *r)
+{
+	StmtRead   *sr = (StmtRead *) r;
+
+	sr->nrows = 0;
+	sr->ntext = 0;
+}
+
+/* grow callback: twice the room that ran out, outside the lock */
+static void
+stmt_grow(NgReader *r)
+{
+	StmtRead   *sr = (StmtRead *) r;
+
+	if (sr->needtext > sr->maxtext)
+	{
+		sr->maxtext = Max(sr->maxtext * 2, sr->needtext);
+		pfree(sr->texts);
+		sr->texts = MemoryContextAllocHuge(CurrentMemoryContext, sr->maxtext);
+	}
+	else
+	{
+		sr->maxrows *= 2;
+		pfree(sr->rows);
+		sr->rows = MemoryContextAllocHuge(CurrentMemoryContext,
+										  sizeof(StmtRow) * (Size) sr->maxrows);
+	}
+}
+
+/*
+ * emit_times
+ *		The calls and times of each kind: planning from 1.8 on, and before
+ *		1.3 calls and total time only.
+ */
+static void
+emit_times(Datum *values, int *i, const NgCounters *c, NgApi api)
+{
+	for (int kind = 0; kind < NG_NUM_KINDS; kind++)
+	{
+		bool		have_minmax = c->minmax_calls[kind] > 0;
+
+		/* before 1.8 there were no planning columns */
+		if (kind == NG_PLAN && api < NG_API_PGSS_1_8)
+			continue;
+		values[(*i)++] = Int64GetDatumFast(c->calls[kind]);
+		values[(*i)++] = Float8GetDatumFast(c->total_time[kind]);
+		/* before 1.3, calls and total time only */
+		if (api < NG_API_PGSS_1_3)
+			continue;
+		values[(*i)++] = Float8GetDatumFast(have_minmax ? c->min_time[kind] : 0.0);
+		values[(*i)++] = Float8GetDatumFast(have_minmax ? c->max_time[kind] : 0.0);
+		values[(*i)++] = Float8GetDatumFast(c->calls[kind] > 0 ? c->mean_time[kind] : 0.0);
+		values[(*i)++] = Float8GetDatumFast(stddev_of(c, kind));
+	}
+}
+
+/*
+ * emit_blocks
+ *		Rows, block counts and I/O times (1.1 added the dirtied blocks and
+ *		I/O times; 1.11 renamed blk_*_time to shared_blk_*_time, same
+ *		values, and added the local ones).
+ */
+static void
+emit_blocks(Datum *values, bool *nulls, int *i, const NgCounters *c,
+			NgApi api)
+{
+	values[(*i)++] = Int64GetDatumFast(c->rows);
+	values[(*i)++] = Int64GetDatumFast(c->shared_blks_hit);
+	values[(*i)++] = Int64GetDatumFast(c->shared_blks_read);
+	if (api >= NG_API_PGSS_1_1)
+		values[(*i)++] = Int64GetDatumFast(c->shared_blks_dirtied);
+	values[(*i)++] = Int64GetDatumFast(c->shared_blks_written);
+	values[(*i)++] = Int64GetDatumFast(c->local_blks_hit);
+	values[(*i)++] = Int64GetDatumFast(c->local_blks_read);
+	if (api >= NG_API_PGSS_1_1)
+		values[(*i)++] = Int64GetDatumFast(c->local_blks_dirtied);
+	values[(*i)++] = Int64GetDatumFast(c->local_blks_written);
+	values[(*i)++] = Int64GetDatumFast(c->temp_blks_read);
+	values[(*i)++] = Int64GetDatumFast(c->temp_blks_written);
+	if (api >= NG_API_PGSS_1_1)
+	{
+		values[(*i)++] = Float8GetDatumFast(c->shared_blk_read_time);
+		values[(*i)++] = Float8GetDatumFast(c->shared_blk_write_time);
+	}
+	if (api >= NG_API_PGSS_1_11)
+	{
+		values[*i] = Float8GetDatumFast(c->local_blk_read_time);
+		nulls[(*i)++] = !NG_HAVE_LOCAL_BLK_TIME;
+		values[*i] = Float8GetDatumFast(c->local_blk_write_time);
+		nulls[(*i)++] = !NG_HAVE_LOCAL_BLK_TIME;
+	}
+	if (api >= NG_API_PGSS_1_10)
+	{
+		values[(*i)++] = Float8GetDatumFast(c->temp_blk_read_time);
+		values[(*i)++] = Float8GetDatumFast(c->temp_blk_write_time);
+	}
+}
+
+/*
+ * emit_wal_jit
+ *		WAL (1.8), wal_buffers_full (1.12), JIT (1.10, deform 1.11), parallel
+ *		workers (1.12).
+ */
+static void
+emit_wal_jit(Datum *values, bool *nulls, int *i, const NgCounters *c,
+			 NgApi api)
+{
+	if (api >= NG_API_PGSS_1_8)
+	{
+		char		buf[32];
+
+		values[(*i)++] = Int64GetDatumFast(c->wal_records);
+		values[(*i)++] = Int64GetDatumFast(c->wal_fpi);
+		snprintf(buf, sizeof(buf), UINT64_FORMAT, c->wal_bytes);
+		values[(*i)++] = DirectFunctionCall3(numeric_in,
+											 CStringGetDatum(buf),
+											 ObjectIdGetDatum(0),
+											 Int32GetDatum(-1));
+	}
+	if (api >= NG_API_PGSS_1_12)
+	{
+		values[*i] = Int64GetDatumFast(c->wal_buffers_full);
+		nulls[(*i)++] = !NG_HAVE_WAL_BUFFERS_FULL;
+	}
+	if (api >= NG_API_PGSS_1_10)
+	{
+		values[(*i)++] = Int64GetDatumFast(c->jit_functions);
+		values[(*i)++] = Float8GetDatumFast(c->jit_generation_time);
+		values[(*i)++] = Int64GetDatumFast(c->jit_inlining_count);
+		values[(*i)++] = Float8GetDatumFast(c->jit_inlining_time);
+		values[(*i)++] = Int64GetDatumFast(c->jit_optimization_count);
+		values[(*i)++] = Float8GetDatumFast(c->jit_optimization_time);
+		values[(*i)++] = Int64GetDatumFast(c->jit_emission_count);
+		values[(*i)++] = Float8GetDatumFast(c->jit_emission_time);
+	}
+	if (api >= NG_API_PGSS_1_11)
+	{
+		values[*i] = Int64GetDatumFast(c->jit_deform_count);
+		nulls[(*i)++] = !NG_HAVE_JIT_DEFORM;
+		values[*i] = Float8GetDatumFast(c->jit_deform_time);
+		nulls[(*i)++] = !NG_HAVE_JIT_DEFORM;
+	}
+	if (api >= NG_API_PGSS_1_12)
+	{
+		values[*i] = Int64GetDatumFast(c->parallel_workers_to_launch);
+		nulls[(*i)++] = !NG_HAVE_PARALLEL_WORKERS;
+		values[*i] = Int64GetDatumFast(c->parallel_workers_launched);
+		nulls[(*i)++] = !NG_HAVE_PARALLEL_WORKERS;
+	}
+}
+
+/*
+ * emit_ours
+ *		The columns of our own API alone: failed executions, what collectors
+ *		need, and tail latency from the histograms.
+ */
+static void
+emit_ours(Datum *values, bool *nulls, int *i, const StmtRow *row)
+{
+	const NgCounters *c = ROW_COUNTERS(row);
+
+	values[(*i)++] = Int64GetDatumFast(c->failed_errors);
+	values[(*i)++] = Int64GetDatumFast(c->failed_cancels);
+	values[(*i)++] = Int64GetDatumFast(c->failed_timeouts);
+	values[(*i)++] = Float8GetDatumFast(c->failed_time);
+	values[*i] = TimestampTzGetDatum(row->last_executed_at);
+	nulls[(*i)++] = (row->last_executed_at == 0);
+	values[*i] = TimestampTzGetDatum(row->text_stored_at);
+	nulls[(*i)++] = (row->text_stored_at == 0);
+
+	/* tail latency, from the histograms */
+	for (int kind = NG_EXEC; kind >= NG_PLAN; kind--)
+	{
+		bool		any = row->any_pct[kind];
+
+		for (int f = 0; f < NG_NUM_FRACTIONS; f++)
+		{
+			values[*i] = any ? Float8GetDatumFast(row->pct[kind][f]) : (Datum) 0;
+			nulls[(*i)++] = !any;
+		}
+	}
+}
+
+/*
+ * emit_row
+ *		Turn a row into a tuple of the given API version's shape.  Each
+ *		version adds columns to the one before (1.1 the dirtied blocks and
+ *		I/O times, 1.2 queryid, 1.3 min/max/mean/stddev; 1.11 renamed
+ *		blk_*_time to shared_blk_*_time, same values); our own 1.0 is
+ *		pg_stat_statements 1.12's shape.  Columns this major cannot fill are
+ *		NULL.
+ */
+static void
+emit_row(ReturnSetInfo *rsinfo, const StmtRead *sr, const StmtRow *row,
+		 uint64 generation)
+{
+	Datum		values[NG_MAX_COLS];
+	bool		nulls[NG_MAX_COLS];
+	int			i = 0;
+	NgApi		api = sr->api;
+	bool		visible = sr->allowed || row->key.userid == sr->user;
+
+	memset(values, 0, sizeof(values));
+	memset(nulls, 0, sizeof(nulls));
+
+	/* changed_since puts the new generation first */
+	if (generation > 0)
+		values[i++] = Int64GetDatumFast((int64) generation);
+
+	values[i++] = ObjectIdGetDatum(row->key.userid);
+	values[i++] = ObjectIdGetDatum(row->key.dbid);
+	if (api >= NG_API_PGSS_1_9)
+		values[i++] = BoolGetDatum(row->key.toplevel);
+	if (api >= NG_API_PGSS_1_2)
+	{
+		if (visible)
+			values[i++] = Int64GetDatumFast((int64) row->key.queryid);
+		else
+			nulls[i++] = true;
+	}
+
+	if (!visible)
+		values[i++] = CStringGetTextDatum("<insufficient privilege>");
+	else if (row->qtext_len >= 0)
+	{
+		char	   *qtext = sr->texts + row->qtext_off;
+		char	   *enc = ng_text_for_reader(qtext, row->qtext_len,
+											 row->encoding);
+
+		values[i++] = CStringGetTextDatum(enc);
+		if (enc != qtext)
+			pfree(enc);
+	}
+	else
+		nulls[i++] = true;
+
+	emit_times(values, &i, ROW_COUNTERS(row), api);
+	emit_blocks(values, nulls, &i, ROW_COUNTERS(row), api);
+	emit_wal_jit(values, nulls, &i, ROW_COUNTERS(row), api);
+	if (api >= NG_API_PGSS_1_11)
+	{
+		values[i++] = TimestampTzGetDatum(row->stats_since);
+		values[i++] = TimestampTzGetDatum(row->minmax_stats_since);
+	}
+	if (api >= NG_API_NG_1_0)
+		emit_ours(values, nulls, &i, row);
+	Assert(i == api_columns(api) + (generation > 0 ? 1 : 0));
+
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/*
+ * ng_sql_statements
+ *		The body of every SQL function that lists statements: our own and
+ *		the drop-in's, one per API version.  Emits the rows of all
+ *		partitions, built by reader.c, in the shape of api.
+ */
+Datum
+ng_sql_statements(FunctionCallInfo fcinfo, NgApi api, bool showtext)
+{
+	return ng_sql_statements_since(fcinfo, api, showtext, 0, 0);
+}
+
+/*
+ * ng_sql_statements_since
+ *		As ng_sql_statements, for the rows whose counts changed in or after
+ *		generation since, with generation (if > 0) as a first column.
+ */
+Datum
+ng_sql_statements_since(FunctionCallInfo fcinfo, NgApi api, bool showtext,
+						int64 since, uint64 generation)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	StmtRead	sr;
+
+	ng_check_loaded();
+	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setDesc->natts != api_columns(api) + (generation > 0 ? 1 : 0))
+		elog(ERROR, "incorrect number of output arguments");
+
+	if (NG_DEBUG_FAULT(NG_FAULT_STALL_READ))
+	{
+		/* a reader stopped while it holds partition locks (tests) */
+		for (int p = 0; p < NG_NUM_PARTITIONS; p++)
+			LWLockAcquire(ng_shared->partitions[p].lock, LW_SHARED);
+		ng_debug_stall();
+		for (int p = NG_NUM_PARTITIONS - 1; p >= 0; p--)
+			LWLockRelease(ng_shared->partitions[p].lock);
+	}
+
+	stmt_midpoints_init();
+	memset(&sr, 0, sizeof(sr));
+	sr.r.showtext = showtext;
+	sr.r.row = stmt_add;
+	sr.r.forget = stmt_forget;
+	sr.r.grow = stmt_grow;
+	sr.api = api;
+	sr.since = since;
+	sr.allowed = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
+	sr.user = GetUserId();
+	sr.maxrows = 1024;
+	sr.rows = palloc(sizeof(StmtRow) * sr.maxrows);
+	sr.maxtext = showtext ? 65536 : 0;
+	sr.texts = palloc(Max(sr.maxtext, 1));
+
+	/* copy a partition's rows under its lock, then emit them outside it */
+	for (int p = 0; p < NG_NUM_PARTITIONS; p++)
+	{
+		ng_read_partition_with(p, &sr.r);
+		for (int j = 0; j < sr.nrows; j++)
+			emit_row(rsinfo, &sr, &sr.rows[j], generation);
+		stmt_forget(&sr.r);
+	}
+	ng_read_reader_free(&sr.r);
+	pfree(sr.rows);
+	pfree(sr.texts);
+	return (Datum) 0;
+}
