@@ -11,6 +11,7 @@ OBJS = \
 	src/failures.o \
 	src/funcs.o \
 	src/guc.o \
+	src/hist.o \
 	src/hooks.o \
 	src/persist.o \
 	src/qtext.o \

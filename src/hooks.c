@@ -13,6 +13,13 @@
  * ExecutorFinish and utility commands, as pg_stat_statements does; a
  * statement is top-level when it starts at level 0.
  *
+ * Execution time and usage: measured by our own NgExecTimer per QueryDesc
+ * (not an Instrumentation in queryDesc->totaltime), over the same windows
+ * as totaltime: each ExecutorRun call (a cursor fetched in several calls
+ * adds each), and ExecutorFinish.  Parallel workers' usage is added into
+ * pgBufferUsage/pgWalUsage by core when the Gather finishes, inside the
+ * ExecutorRun that runs it to completion, as totaltime sees it.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -45,6 +52,29 @@ static ExecutorFinish_hook_type prev_ExecutorFinish = NULL;
 static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
 static ProcessUtility_hook_type prev_ProcessUtility = NULL;
 
+/*
+ * An execution being measured: the sum of its windows (ExecutorRun calls and
+ * ExecutorFinish) in time, buffer and WAL usage, as totaltime would have
+ * them.  Allocated in the executor's query context at ExecutorStart, in the
+ * list of live timers until that context goes (ExecutorEnd, or an error).
+ */
+typedef struct NgExecTimer
+{
+	QueryDesc  *queryDesc;
+	struct NgExecTimer *prev;
+	struct NgExecTimer *next;
+	MemoryContextCallback unlink;
+	bool		running;		/* a window is open (started at start) */
+	instr_time	start;
+	instr_time	counter;		/* closed windows' time */
+	BufferUsage bufusage_start;
+	WalUsage	walusage_start;
+	BufferUsage bufusage;		/* closed windows' usage */
+	WalUsage	walusage;
+} NgExecTimer;
+
+static NgExecTimer *exec_timers = NULL;
+
 /* the sampling decision of the current top-level statement */
 static TimestampTz sample_decided_for = 0;
 static bool sample_in = true;
@@ -64,6 +94,12 @@ _PG_init(void)
 {
 	if (!process_shared_preload_libraries_in_progress)
 		return;
+
+#ifdef USE_ASSERT_CHECKING
+	/* the buckets samples go to agree with the bounds readers show */
+	if (ng_hist_check() != 0)
+		elog(FATAL, "pg_stat_statements_ng: histogram buckets disagree with their bounds");
+#endif
 
 	/* we use core's queryid */
 	EnableQueryId();
@@ -180,6 +216,31 @@ ng_count(uint64 queryid, const char *query, int location, int len,
 	ng_log_losses();
 }
 
+/*
+ * ng_usage_since
+ *		Point sample at the buffer and WAL usage since the snapshots, diffed
+ *		into *bufusage and *walusage; or at none when nothing changed (the
+ *		usual case of a statement that touches no block: no diff to make).
+ */
+static void
+ng_usage_since(NgSample *sample, BufferUsage *bufusage,
+			   const BufferUsage *bufusage_start, WalUsage *walusage,
+			   const WalUsage *walusage_start)
+{
+	if (memcmp(&pgBufferUsage, bufusage_start, sizeof(BufferUsage)) != 0)
+	{
+		memset(bufusage, 0, sizeof(BufferUsage));
+		BufferUsageAccumDiff(bufusage, &pgBufferUsage, bufusage_start);
+		sample->bufusage = bufusage;
+	}
+	if (memcmp(&pgWalUsage, walusage_start, sizeof(WalUsage)) != 0)
+	{
+		memset(walusage, 0, sizeof(WalUsage));
+		WalUsageAccumDiff(walusage, &pgWalUsage, walusage_start);
+		sample->walusage = walusage;
+	}
+}
+
 static PlannedStmt *
 ng_planner(NG_PLANNER_ARGS)
 {
@@ -221,19 +282,65 @@ ng_planner(NG_PLANNER_ARGS)
 
 		INSTR_TIME_SET_CURRENT(duration);
 		INSTR_TIME_SUBTRACT(duration, start);
-		memset(&bufusage, 0, sizeof(BufferUsage));
-		BufferUsageAccumDiff(&bufusage, &pgBufferUsage, &bufusage_start);
-		memset(&walusage, 0, sizeof(WalUsage));
-		WalUsageAccumDiff(&walusage, &pgWalUsage, &walusage_start);
-
 		sample.kind = NG_PLAN;
 		sample.time = INSTR_TIME_GET_MILLISEC(duration);
-		sample.bufusage = &bufusage;
-		sample.walusage = &walusage;
+		ng_usage_since(&sample, &bufusage, &bufusage_start,
+					   &walusage, &walusage_start);
 		ng_count(parse->queryId, query_string, parse->stmt_location,
 				 parse->stmt_len, false, &sample);
 	}
 	return result;
+}
+
+/* the memory context of t's QueryDesc goes: forget t */
+static void
+ng_timer_unlink(void *arg)
+{
+	NgExecTimer *t = (NgExecTimer *) arg;
+
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		exec_timers = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+}
+
+/* the timer of queryDesc, or NULL if it is not measured */
+static inline NgExecTimer *
+ng_timer_find(QueryDesc *queryDesc)
+{
+	for (NgExecTimer *t = exec_timers; t != NULL; t = t->next)
+		if (t->queryDesc == queryDesc)
+			return t;
+	return NULL;
+}
+
+/* open a window, as InstrStartNode does */
+static inline void
+ng_timer_start(NgExecTimer *t)
+{
+	t->bufusage_start = pgBufferUsage;
+	t->walusage_start = pgWalUsage;
+	INSTR_TIME_SET_CURRENT(t->start);
+	t->running = true;
+}
+
+/* close it, as InstrStopNode does (a diff only if usage changed) */
+static inline void
+ng_timer_stop(NgExecTimer *t)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_ACCUM_DIFF(t->counter, now, t->start);
+	t->running = false;
+	if (unlikely(memcmp(&pgBufferUsage, &t->bufusage_start,
+						sizeof(BufferUsage)) != 0))
+		BufferUsageAccumDiff(&t->bufusage, &pgBufferUsage, &t->bufusage_start);
+	if (unlikely(memcmp(&pgWalUsage, &t->walusage_start,
+						sizeof(WalUsage)) != 0))
+		WalUsageAccumDiff(&t->walusage, &pgWalUsage, &t->walusage_start);
 }
 
 static void
@@ -244,51 +351,64 @@ ng_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	else
 		standard_ExecutorStart(queryDesc, eflags);
 
-	/* measure the whole run, as EXPLAIN ANALYZE's totaltime does */
+	/* measure the whole run, over the windows totaltime would have */
 	if (ng_shared != NULL && ng_enabled(nesting_level) &&
-		queryDesc->plannedstmt->queryId != UINT64CONST(0) &&
-		queryDesc->totaltime == NULL)
+		queryDesc->plannedstmt->queryId != UINT64CONST(0))
 	{
-		MemoryContext oldcxt = MemoryContextSwitchTo(queryDesc->estate->es_query_cxt);
+		MemoryContext cxt = queryDesc->estate->es_query_cxt;
+		NgExecTimer *t = MemoryContextAlloc(cxt, sizeof(NgExecTimer));
 
-		queryDesc->totaltime = InstrAlloc(1, INSTRUMENT_ALL, false);
-		MemoryContextSwitchTo(oldcxt);
+		t->queryDesc = queryDesc;
+		t->running = false;
+		INSTR_TIME_SET_ZERO(t->counter);
+		memset(&t->bufusage, 0, sizeof(BufferUsage));
+		memset(&t->walusage, 0, sizeof(WalUsage));
+		t->prev = NULL;
+		t->next = exec_timers;
+		if (exec_timers)
+			exec_timers->prev = t;
+		exec_timers = t;
+		t->unlink.func = ng_timer_unlink;
+		t->unlink.arg = t;
+		MemoryContextRegisterResetCallback(cxt, &t->unlink);
 	}
 }
 
 /*
  * ng_note_executor_failure
  *		In PG_CATCH of ExecutorRun or ExecutorFinish: note that the statement
- *		failed, with the time it ran (its totaltime instrumentation is still
- *		running).  No allocation, no lock: see failures.c.
+ *		failed, with the time it ran (its timer's window is still open).  No
+ *		allocation, no lock: see failures.c.
  */
 static void
-ng_note_executor_failure(QueryDesc *queryDesc)
+ng_note_executor_failure(QueryDesc *queryDesc, NgExecTimer *t)
 {
-	Instrumentation *instr = queryDesc->totaltime;
-	uint64		queryId = queryDesc->plannedstmt->queryId;
 	NgKey		key;
 	double		ms;
 
-	if (queryId == UINT64CONST(0) || instr == NULL || ng_shared == NULL ||
+	if (t == NULL || ng_shared == NULL ||
 		!ng_enabled(nesting_level) || !ng_sampled())
 		return;
-	ms = INSTR_TIME_GET_MILLISEC(instr->counter);
-	if (!INSTR_TIME_IS_ZERO(instr->starttime))
+	ms = INSTR_TIME_GET_MILLISEC(t->counter);
+	if (t->running)
 	{
 		instr_time	now;
 
 		INSTR_TIME_SET_CURRENT(now);
-		INSTR_TIME_SUBTRACT(now, instr->starttime);
+		INSTR_TIME_SUBTRACT(now, t->start);
 		ms += INSTR_TIME_GET_MILLISEC(now);
 	}
-	ng_make_key(&key, queryId);
+	ng_make_key(&key, queryDesc->plannedstmt->queryId);
 	ng_failure_note(&key, ng_failure_classify(), ms);
 }
 
 static void
 ng_ExecutorRun(NG_EXECUTOR_RUN_ARGS)
 {
+	NgExecTimer *t = ng_timer_find(queryDesc);
+
+	if (t)
+		ng_timer_start(t);
 	nesting_level++;
 	PG_TRY();
 	{
@@ -300,16 +420,22 @@ ng_ExecutorRun(NG_EXECUTOR_RUN_ARGS)
 	PG_CATCH();
 	{
 		nesting_level--;
-		ng_note_executor_failure(queryDesc);
+		ng_note_executor_failure(queryDesc, t);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
 	nesting_level--;
+	if (t)
+		ng_timer_stop(t);
 }
 
 static void
 ng_ExecutorFinish(QueryDesc *queryDesc)
 {
+	NgExecTimer *t = ng_timer_find(queryDesc);
+
+	if (t)
+		ng_timer_start(t);
 	nesting_level++;
 	PG_TRY();
 	{
@@ -321,36 +447,36 @@ ng_ExecutorFinish(QueryDesc *queryDesc)
 	PG_CATCH();
 	{
 		nesting_level--;
-		ng_note_executor_failure(queryDesc);
+		ng_note_executor_failure(queryDesc, t);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
 	nesting_level--;
+	if (t)
+		ng_timer_stop(t);
 }
 
 static void
 ng_ExecutorEnd(QueryDesc *queryDesc)
 {
-	uint64		queryId = queryDesc->plannedstmt->queryId;
+	NgExecTimer *t = ng_timer_find(queryDesc);
 
-	if (queryId != UINT64CONST(0) && queryDesc->totaltime &&
-		ng_shared != NULL && ng_enabled(nesting_level))
+	if (t && ng_shared != NULL && ng_enabled(nesting_level))
 	{
 		EState	   *estate = queryDesc->estate;
 		NgSample	sample = {0};
 
-		/* finish the totaltime instrumentation (ends any running cycle) */
-		InstrEndLoop(queryDesc->totaltime);
-
+		Assert(!t->running);
 		sample.kind = NG_EXEC;
-		sample.time = queryDesc->totaltime->total * 1000.0;
+		/* as totaltime->total * 1000.0 */
+		sample.time = INSTR_TIME_GET_DOUBLE(t->counter) * 1000.0;
 		sample.rows = NG_ROWS_PROCESSED(estate);
-		sample.bufusage = &queryDesc->totaltime->bufusage;
-		sample.walusage = &queryDesc->totaltime->walusage;
+		sample.bufusage = &t->bufusage;
+		sample.walusage = &t->walusage;
 		sample.jitusage = estate->es_jit ? &estate->es_jit->instr : NULL;
 		sample.parallel_workers_to_launch = NG_PARALLEL_TO_LAUNCH(estate);
 		sample.parallel_workers_launched = NG_PARALLEL_LAUNCHED(estate);
-		ng_count(queryId, queryDesc->sourceText,
+		ng_count(queryDesc->plannedstmt->queryId, queryDesc->sourceText,
 				 queryDesc->plannedstmt->stmt_location,
 				 queryDesc->plannedstmt->stmt_len, false, &sample);
 	}
@@ -359,6 +485,34 @@ ng_ExecutorEnd(QueryDesc *queryDesc)
 		prev_ExecutorEnd(queryDesc);
 	else
 		standard_ExecutorEnd(queryDesc);
+}
+
+/* rows of a utility statement, as pg_stat_statements counts them */
+static uint64
+ng_utility_rows(const QueryCompletion *qc)
+{
+	if (qc && (qc->commandTag == CMDTAG_COPY ||
+			   qc->commandTag == CMDTAG_FETCH ||
+			   qc->commandTag == CMDTAG_SELECT ||
+			   qc->commandTag == CMDTAG_REFRESH_MATERIALIZED_VIEW))
+		return qc->nprocessed;
+	return 0;
+}
+
+/* in PG_CATCH of ProcessUtility: note the failure, with its time so far */
+static void
+ng_utility_note_failure(uint64 queryId, const instr_time *start)
+{
+	NgKey		key;
+	instr_time	duration;
+
+	if (!ng_sampled())
+		return;
+	INSTR_TIME_SET_CURRENT(duration);
+	INSTR_TIME_SUBTRACT(duration, *start);
+	ng_make_key(&key, queryId);
+	ng_failure_note(&key, ng_failure_classify(),
+					INSTR_TIME_GET_MILLISEC(duration));
 }
 
 static void
@@ -414,16 +568,8 @@ ng_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	{
 		if (bump)
 			nesting_level--;
-		if (measure && saved_queryId != UINT64CONST(0) && ng_sampled())
-		{
-			NgKey		key;
-
-			INSTR_TIME_SET_CURRENT(duration);
-			INSTR_TIME_SUBTRACT(duration, start);
-			ng_make_key(&key, saved_queryId);
-			ng_failure_note(&key, ng_failure_classify(),
-							INSTR_TIME_GET_MILLISEC(duration));
-		}
+		if (measure && saved_queryId != UINT64CONST(0))
+			ng_utility_note_failure(saved_queryId, &start);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
@@ -432,26 +578,17 @@ ng_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 
 	if (measure && saved_queryId != UINT64CONST(0))
 	{
+		NgSample	sample = {0};
 		BufferUsage bufusage;
 		WalUsage	walusage;
-		NgSample	sample = {0};
 
 		INSTR_TIME_SET_CURRENT(duration);
 		INSTR_TIME_SUBTRACT(duration, start);
-		memset(&bufusage, 0, sizeof(BufferUsage));
-		BufferUsageAccumDiff(&bufusage, &pgBufferUsage, &bufusage_start);
-		memset(&walusage, 0, sizeof(WalUsage));
-		WalUsageAccumDiff(&walusage, &pgWalUsage, &walusage_start);
-
 		sample.kind = NG_EXEC;
 		sample.time = INSTR_TIME_GET_MILLISEC(duration);
-		sample.rows = (qc && (qc->commandTag == CMDTAG_COPY ||
-							  qc->commandTag == CMDTAG_FETCH ||
-							  qc->commandTag == CMDTAG_SELECT ||
-							  qc->commandTag == CMDTAG_REFRESH_MATERIALIZED_VIEW)) ?
-			qc->nprocessed : 0;
-		sample.bufusage = &bufusage;
-		sample.walusage = &walusage;
+		sample.rows = ng_utility_rows(qc);
+		ng_usage_since(&sample, &bufusage, &bufusage_start,
+					   &walusage, &walusage_start);
 		ng_count(saved_queryId, queryString, saved_location, saved_len, true,
 				 &sample);
 	}

@@ -228,14 +228,17 @@ typedef struct NgSharedEntry
 	NgCounters	counters;		/* partition lock: the folded counts */
 } NgSharedEntry;
 
-/* One partition of the shared table */
+/*
+ * One partition of the shared table: two cache lines (engineer "hot": the
+ * layout only).  The first holds what tracked statements read unlocked at
+ * parse and execution, written only by resets; the second what inserts and
+ * eviction write, so that they do not invalidate the first in the caches
+ * of backends that run other statements.
+ */
 typedef struct NgSharedPartition
 {
-	LWLock	   *lock;
-	dsa_pointer buckets;		/* lock: array of nbuckets dsa_pointer */
-	uint32		nbuckets;		/* lock: a power of two, or 0 */
-	uint32		nentries;		/* lock: live entries */
-	uint32		clock_bucket;	/* lock (exclusive): eviction hand */
+	/* ---- read-mostly: read without lock on the hot path ---- */
+	LWLock	   *lock;			/* set at startup */
 
 	/*
 	 * Bumped (exclusive lock) by a full reset, and by a partial reset that
@@ -252,7 +255,18 @@ typedef struct NgSharedPartition
 	 * trusting that an entry has its text.
 	 */
 	uint32		text_epoch;
+	char		pad_read[PG_CACHE_LINE_SIZE - sizeof(LWLock *) - 2 * sizeof(uint32)];
+
+	/* ---- written by inserts and eviction, under the lock ---- */
+	dsa_pointer buckets;		/* lock: array of nbuckets dsa_pointer */
+	uint32		nbuckets;		/* lock: a power of two, or 0 */
+	uint32		nentries;		/* lock: live entries */
+	uint32		clock_bucket;	/* lock (exclusive): eviction hand */
+	char		pad_write[PG_CACHE_LINE_SIZE - sizeof(dsa_pointer) - 3 * sizeof(uint32)];
 } NgSharedPartition;
+
+StaticAssertDecl(sizeof(NgSharedPartition) == 2 * PG_CACHE_LINE_SIZE,
+				 "NgSharedPartition is two cache lines");
 
 /* Figures of the info view, under NgSharedState.mutex */
 typedef struct NgSharedStats
@@ -272,15 +286,24 @@ typedef struct NgSharedStats
 	TimestampTz stats_reset;
 } NgSharedStats;
 
-/* The fixed part in main shared memory */
+/*
+ * The fixed part in main shared memory, cache-line aligned (ShmemInitStruct).
+ * Layout (engineer "hot"): the partitions first (each two cache lines, see
+ * above), then change_generation on a line of its own (read by every tracked
+ * execution, written only by changed_since calls), then the fields that
+ * inserts, evictions, folds and text storage write.
+ */
 typedef struct NgSharedState
 {
+	NgSharedPartition partitions[NG_NUM_PARTITIONS];
+	pg_atomic_uint64 change_generation; /* advanced by each changed_since */
+	char		pad_change_generation[PG_CACHE_LINE_SIZE - sizeof(pg_atomic_uint64)];
+
 	int			dsa_tranche;	/* set by postmaster */
 	pg_atomic_uint32 entry_count;	/* live entries in all partitions */
 	pg_atomic_uint64 text_bytes;	/* DSA bytes held by texts */
 	pg_atomic_uint32 clock_partition;	/* eviction: next partition */
 	pg_atomic_uint32 losses_logged; /* NgLoss bits already logged */
-	pg_atomic_uint64 change_generation; /* advanced by each changed_since */
 	pg_atomic_uint64 folds;		/* slot folds, for the info view */
 	pg_atomic_uint32 dsa_capped;	/* 1: growth of the DSA area is blocked
 									 * (size limit 0) after a failure */
@@ -289,9 +312,12 @@ typedef struct NgSharedState
 	bool		restore_pending;	/* set by postmaster, cleared by keeper */
 	slock_t		mutex;			/* protects stats */
 	NgSharedStats stats;
-	NgSharedPartition partitions[NG_NUM_PARTITIONS];
 	/* the DSA area's first segment follows, then the slot areas */
 } NgSharedState;
+
+StaticAssertDecl(offsetof(NgSharedState, change_generation) % PG_CACHE_LINE_SIZE == 0 &&
+				 offsetof(NgSharedState, dsa_tranche) % PG_CACHE_LINE_SIZE == 0,
+				 "change_generation has a cache line of its own");
 
 /* ----------------------------------------------------------------
  * Per-backend slots (slots.c)
@@ -474,8 +500,11 @@ ng_counters_any(const NgCounters *c)
 	return c->calls[NG_EXEC] > 0 || c->calls[NG_PLAN] > 0 ||
 		ng_counters_failed(c) > 0;
 }
+
+/* engineer "hot": functions in hist.c (were in counters.c) */
 extern int	ng_hist_bucket(double ms);
 extern double ng_hist_lower(int bucket);
+extern int	ng_hist_check(void);
 extern bool ng_hist_percentiles(const NgCounters *c, int kind,
 								const double *fractions, int nfractions,
 								double *ms);
