@@ -32,6 +32,7 @@
 #include "jit/jit.h"
 #include "miscadmin.h"
 #include "optimizer/planner.h"
+#include "port/pg_bitutils.h"
 #include "parser/analyze.h"
 #include "storage/ipc.h"
 #include "tcop/utility.h"
@@ -74,6 +75,15 @@ typedef struct NgExecTimer
 } NgExecTimer;
 
 static NgExecTimer *exec_timers = NULL;
+
+/*
+ * Timers are taken from a small pool in backend memory (no allocation per
+ * execution), and allocated in the query context only when nesting or open
+ * cursors use them all.
+ */
+#define NG_TIMER_POOL	8
+static NgExecTimer timer_pool[NG_TIMER_POOL];
+static uint32 timer_pool_used = 0;	/* bit i: timer_pool[i] is taken */
 
 /* the sampling decision of the current top-level statement */
 static TimestampTz sample_decided_for = 0;
@@ -216,6 +226,17 @@ ng_count(uint64 queryid, const char *query, int location, int len,
 	ng_log_losses();
 }
 
+/* no WAL written between two snapshots (each field only grows) */
+StaticAssertDecl(sizeof(WalUsage) == (3 + NG_HAVE_WAL_BUFFERS_FULL) * sizeof(int64),
+				 "ng_walusage_equal compares every field of WalUsage");
+static inline bool
+ng_walusage_equal(const WalUsage *a, const WalUsage *b)
+{
+	return a->wal_records == b->wal_records && a->wal_fpi == b->wal_fpi &&
+		a->wal_bytes == b->wal_bytes &&
+		NG_WAL_BUFFERS_FULL(a) == NG_WAL_BUFFERS_FULL(b);
+}
+
 /*
  * ng_usage_since
  *		Point sample at the buffer and WAL usage since the snapshots, diffed
@@ -233,7 +254,7 @@ ng_usage_since(NgSample *sample, BufferUsage *bufusage,
 		BufferUsageAccumDiff(bufusage, &pgBufferUsage, bufusage_start);
 		sample->bufusage = bufusage;
 	}
-	if (memcmp(&pgWalUsage, walusage_start, sizeof(WalUsage)) != 0)
+	if (!ng_walusage_equal(&pgWalUsage, walusage_start))
 	{
 		memset(walusage, 0, sizeof(WalUsage));
 		WalUsageAccumDiff(walusage, &pgWalUsage, walusage_start);
@@ -304,6 +325,22 @@ ng_timer_unlink(void *arg)
 		exec_timers = t->next;
 	if (t->next)
 		t->next->prev = t->prev;
+	if (t >= timer_pool && t < timer_pool + NG_TIMER_POOL)
+		timer_pool_used &= ~(((uint32) 1) << (t - timer_pool));
+}
+
+/* a timer for queryDesc, from the pool if one is free */
+static NgExecTimer *
+ng_timer_alloc(MemoryContext cxt)
+{
+	uint32		free_slots = ~timer_pool_used & ((((uint32) 1) << NG_TIMER_POOL) - 1);
+	int			i;
+
+	if (unlikely(free_slots == 0))
+		return MemoryContextAlloc(cxt, sizeof(NgExecTimer));
+	i = pg_rightmost_one_pos32(free_slots);
+	timer_pool_used |= ((uint32) 1) << i;
+	return &timer_pool[i];
 }
 
 /* the timer of queryDesc, or NULL if it is not measured */
@@ -338,8 +375,7 @@ ng_timer_stop(NgExecTimer *t)
 	if (unlikely(memcmp(&pgBufferUsage, &t->bufusage_start,
 						sizeof(BufferUsage)) != 0))
 		BufferUsageAccumDiff(&t->bufusage, &pgBufferUsage, &t->bufusage_start);
-	if (unlikely(memcmp(&pgWalUsage, &t->walusage_start,
-						sizeof(WalUsage)) != 0))
+	if (unlikely(!ng_walusage_equal(&pgWalUsage, &t->walusage_start)))
 		WalUsageAccumDiff(&t->walusage, &pgWalUsage, &t->walusage_start);
 }
 
@@ -356,7 +392,7 @@ ng_ExecutorStart(QueryDesc *queryDesc, int eflags)
 		queryDesc->plannedstmt->queryId != UINT64CONST(0))
 	{
 		MemoryContext cxt = queryDesc->estate->es_query_cxt;
-		NgExecTimer *t = MemoryContextAlloc(cxt, sizeof(NgExecTimer));
+		NgExecTimer *t = ng_timer_alloc(cxt);
 
 		t->queryDesc = queryDesc;
 		t->running = false;
