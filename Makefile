@@ -17,7 +17,8 @@ OBJS = \
 	src/qtext.o \
 	src/reader.o \
 	src/slots.o \
-	src/store.o
+	src/store.o \
+	src/utility.o
 
 EXTENSION = pg_stat_statements_ng
 DATA = pg_stat_statements_ng--1.0.sql pg_stat_statements_ng--1.1.sql pg_stat_statements_ng--1.0--1.1.sql

@@ -166,6 +166,47 @@ ng_counters_record(NgCounters *c, const NgSample *s)
 }
 
 /*
+ * ng_counters_merge_kind
+ *		The counts of one kind (planning or execution): calls, mean and
+ *		variance, histogram, min and max.
+ */
+static inline void
+ng_counters_merge_kind(NgCounters *dst, const NgCounters *src, int k)
+{
+	int64		na = dst->calls[k];
+	int64		nb = src->calls[k];
+
+	if (nb > 0)
+	{
+		double		n = (double) (na + nb);
+		double		delta = src->mean_time[k] - dst->mean_time[k];
+
+		/* Chan et al.: combine means and sums of squared deviations */
+		dst->sum_var_time[k] += src->sum_var_time[k] +
+			delta * delta * ((double) na * (double) nb / n);
+		dst->mean_time[k] += delta * ((double) nb / n);
+		dst->calls[k] = na + nb;
+		dst->total_time[k] += src->total_time[k];
+		for (int b = 0; b < NG_HIST_BUCKETS; b++)
+			dst->hist[k][b] += src->hist[k][b];
+	}
+	if (src->minmax_calls[k] > 0)
+	{
+		if (dst->minmax_calls[k] == 0)
+		{
+			dst->min_time[k] = src->min_time[k];
+			dst->max_time[k] = src->max_time[k];
+		}
+		else
+		{
+			dst->min_time[k] = Min(dst->min_time[k], src->min_time[k]);
+			dst->max_time[k] = Max(dst->max_time[k], src->max_time[k]);
+		}
+		dst->minmax_calls[k] += src->minmax_calls[k];
+	}
+}
+
+/*
  * ng_counters_merge
  *		dst += src, as if src's samples had been recorded into dst.
  */
@@ -173,42 +214,7 @@ void
 ng_counters_merge(NgCounters *dst, const NgCounters *src)
 {
 	for (int k = 0; k < NG_NUM_KINDS; k++)
-	{
-		int64		na = dst->calls[k];
-		int64		nb = src->calls[k];
-
-		if (nb > 0)
-		{
-			double		n = (double) (na + nb);
-			double		delta = src->mean_time[k] - dst->mean_time[k];
-
-			/* Chan et al.: combine means and sums of squared deviations */
-			dst->sum_var_time[k] += src->sum_var_time[k] +
-				delta * delta * ((double) na * (double) nb / n);
-			dst->mean_time[k] += delta * ((double) nb / n);
-			dst->calls[k] = na + nb;
-			dst->total_time[k] += src->total_time[k];
-		}
-		if (nb > 0)
-		{
-			for (int b = 0; b < NG_HIST_BUCKETS; b++)
-				dst->hist[k][b] += src->hist[k][b];
-		}
-		if (src->minmax_calls[k] > 0)
-		{
-			if (dst->minmax_calls[k] == 0)
-			{
-				dst->min_time[k] = src->min_time[k];
-				dst->max_time[k] = src->max_time[k];
-			}
-			else
-			{
-				dst->min_time[k] = Min(dst->min_time[k], src->min_time[k]);
-				dst->max_time[k] = Max(dst->max_time[k], src->max_time[k]);
-			}
-			dst->minmax_calls[k] += src->minmax_calls[k];
-		}
-	}
+		ng_counters_merge_kind(dst, src, k);
 
 #define NG_ADD(f) (dst->f += src->f)
 	NG_ADD(rows);

@@ -35,13 +35,12 @@
 #include "port/pg_bitutils.h"
 #include "parser/analyze.h"
 #include "storage/ipc.h"
-#include "tcop/utility.h"
 
 #include "pg_stat_statements_ng.h"
 
 PG_MODULE_MAGIC;
 
-static int	nesting_level = 0;
+int			ng_nesting_level = 0;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -51,7 +50,6 @@ static ExecutorStart_hook_type prev_ExecutorStart = NULL;
 static ExecutorRun_hook_type prev_ExecutorRun = NULL;
 static ExecutorFinish_hook_type prev_ExecutorFinish = NULL;
 static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
-static ProcessUtility_hook_type prev_ProcessUtility = NULL;
 
 /*
  * An execution being measured: the sum of its windows (ExecutorRun calls and
@@ -88,10 +86,6 @@ static uint32 timer_pool_used = 0;	/* bit i: timer_pool[i] is taken */
 /* the sampling decision of the current top-level statement */
 static TimestampTz sample_decided_for = 0;
 static bool sample_in = true;
-
-#define ng_enabled(level) \
-	((ng_track == NG_TRACK_ALL || (ng_track == NG_TRACK_TOP && (level) == 0)) && \
-	 !IsParallelWorker())
 
 void		_PG_init(void);
 
@@ -135,14 +129,14 @@ ng_shmem_startup(void)
 	ng_store_init_shmem();
 }
 
-static void
+void
 ng_make_key(NgKey *key, uint64 queryid)
 {
 	memset(key, 0, sizeof(NgKey));
 	key->userid = GetUserId();
 	key->dbid = MyDatabaseId;
 	key->queryid = queryid;
-	key->toplevel = (nesting_level == 0);
+	key->toplevel = (ng_nesting_level == 0);
 }
 
 static void
@@ -157,7 +151,7 @@ ng_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
 	if (ng_shared == NULL)
 		return;
 	ng_failures_flush();
-	if (!ng_enabled(nesting_level))
+	if (!ng_enabled(ng_nesting_level))
 		return;
 
 	/* EXECUTE counts for the statement it runs */
@@ -187,7 +181,7 @@ ng_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
  *		sample_rate; the statements it runs follow the decision.  Parsing,
  *		and so normalization, is never sampled.
  */
-static bool
+bool
 ng_sampled(void)
 {
 	TimestampTz ts;
@@ -203,7 +197,7 @@ ng_sampled(void)
 	return sample_in;
 }
 
-static void
+void
 ng_count(uint64 queryid, const char *query, int location, int len,
 		 bool utility, NgSample *sample)
 {
@@ -221,7 +215,7 @@ ng_count(uint64 queryid, const char *query, int location, int len,
 	src.jstate = NULL;
 	src.utility = utility;
 	ng_slots_count(&key, sample, &src);
-	if (nesting_level == 0)
+	if (ng_nesting_level == 0)
 		ng_slots_maintenance();
 	ng_log_losses();
 }
@@ -243,7 +237,7 @@ ng_walusage_equal(const WalUsage *a, const WalUsage *b)
  *		into *bufusage and *walusage; or at none when nothing changed (the
  *		usual case of a statement that touches no block: no diff to make).
  */
-static void
+void
 ng_usage_since(NgSample *sample, BufferUsage *bufusage,
 			   const BufferUsage *bufusage_start, WalUsage *walusage,
 			   const WalUsage *walusage_start)
@@ -266,7 +260,7 @@ static PlannedStmt *
 ng_planner(NG_PLANNER_ARGS)
 {
 	PlannedStmt *result;
-	bool		measure = (ng_shared != NULL && ng_enabled(nesting_level) &&
+	bool		measure = (ng_shared != NULL && ng_enabled(ng_nesting_level) &&
 						   ng_track_planning && query_string != NULL &&
 						   parse->queryId != UINT64CONST(0));
 	instr_time	start;
@@ -281,7 +275,7 @@ ng_planner(NG_PLANNER_ARGS)
 		INSTR_TIME_SET_CURRENT(start);
 	}
 
-	nesting_level++;
+	ng_nesting_level++;
 	PG_TRY();
 	{
 		if (prev_planner_hook)
@@ -291,7 +285,7 @@ ng_planner(NG_PLANNER_ARGS)
 	}
 	PG_FINALLY();
 	{
-		nesting_level--;
+		ng_nesting_level--;
 	}
 	PG_END_TRY();
 
@@ -388,7 +382,7 @@ ng_ExecutorStart(QueryDesc *queryDesc, int eflags)
 		standard_ExecutorStart(queryDesc, eflags);
 
 	/* measure the whole run, over the windows totaltime would have */
-	if (ng_shared != NULL && ng_enabled(nesting_level) &&
+	if (ng_shared != NULL && ng_enabled(ng_nesting_level) &&
 		queryDesc->plannedstmt->queryId != UINT64CONST(0))
 	{
 		MemoryContext cxt = queryDesc->estate->es_query_cxt;
@@ -423,7 +417,7 @@ ng_note_executor_failure(QueryDesc *queryDesc, NgExecTimer *t)
 	double		ms;
 
 	if (t == NULL || ng_shared == NULL ||
-		!ng_enabled(nesting_level) || !ng_sampled())
+		!ng_enabled(ng_nesting_level) || !ng_sampled())
 		return;
 	ms = INSTR_TIME_GET_MILLISEC(t->counter);
 	if (t->running)
@@ -445,7 +439,7 @@ ng_ExecutorRun(NG_EXECUTOR_RUN_ARGS)
 
 	if (t)
 		ng_timer_start(t);
-	nesting_level++;
+	ng_nesting_level++;
 	PG_TRY();
 	{
 		if (prev_ExecutorRun)
@@ -455,12 +449,12 @@ ng_ExecutorRun(NG_EXECUTOR_RUN_ARGS)
 	}
 	PG_CATCH();
 	{
-		nesting_level--;
+		ng_nesting_level--;
 		ng_note_executor_failure(queryDesc, t);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	nesting_level--;
+	ng_nesting_level--;
 	if (t)
 		ng_timer_stop(t);
 }
@@ -472,7 +466,7 @@ ng_ExecutorFinish(QueryDesc *queryDesc)
 
 	if (t)
 		ng_timer_start(t);
-	nesting_level++;
+	ng_nesting_level++;
 	PG_TRY();
 	{
 		if (prev_ExecutorFinish)
@@ -482,12 +476,12 @@ ng_ExecutorFinish(QueryDesc *queryDesc)
 	}
 	PG_CATCH();
 	{
-		nesting_level--;
+		ng_nesting_level--;
 		ng_note_executor_failure(queryDesc, t);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	nesting_level--;
+	ng_nesting_level--;
 	if (t)
 		ng_timer_stop(t);
 }
@@ -497,7 +491,7 @@ ng_ExecutorEnd(QueryDesc *queryDesc)
 {
 	NgExecTimer *t = ng_timer_find(queryDesc);
 
-	if (t && ng_shared != NULL && ng_enabled(nesting_level))
+	if (t && ng_shared != NULL && ng_enabled(ng_nesting_level))
 	{
 		EState	   *estate = queryDesc->estate;
 		NgSample	sample = {0};
@@ -523,113 +517,6 @@ ng_ExecutorEnd(QueryDesc *queryDesc)
 		standard_ExecutorEnd(queryDesc);
 }
 
-/* rows of a utility statement, as pg_stat_statements counts them */
-static uint64
-ng_utility_rows(const QueryCompletion *qc)
-{
-	if (qc && (qc->commandTag == CMDTAG_COPY ||
-			   qc->commandTag == CMDTAG_FETCH ||
-			   qc->commandTag == CMDTAG_SELECT ||
-			   qc->commandTag == CMDTAG_REFRESH_MATERIALIZED_VIEW))
-		return qc->nprocessed;
-	return 0;
-}
-
-/* in PG_CATCH of ProcessUtility: note the failure, with its time so far */
-static void
-ng_utility_note_failure(uint64 queryId, const instr_time *start)
-{
-	NgKey		key;
-	instr_time	duration;
-
-	if (!ng_sampled())
-		return;
-	INSTR_TIME_SET_CURRENT(duration);
-	INSTR_TIME_SUBTRACT(duration, *start);
-	ng_make_key(&key, queryId);
-	ng_failure_note(&key, ng_failure_classify(),
-					INSTR_TIME_GET_MILLISEC(duration));
-}
-
-static void
-ng_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
-				  bool readOnlyTree, ProcessUtilityContext context,
-				  ParamListInfo params, QueryEnvironment *queryEnv,
-				  DestReceiver *dest, QueryCompletion *qc)
-{
-	Node	   *parsetree = pstmt->utilityStmt;
-	uint64		saved_queryId = pstmt->queryId;
-	int			saved_location = pstmt->stmt_location;
-	int			saved_len = pstmt->stmt_len;
-	bool		enabled = ng_shared != NULL && ng_track_utility &&
-		ng_enabled(nesting_level);
-	bool		measure = enabled && !NG_UTILITY_NOT_COUNTED(parsetree);
-	bool		bump = NG_UTILITY_BUMPS_LEVEL(parsetree, measure);
-	instr_time	start;
-	instr_time	duration;
-	BufferUsage bufusage_start;
-	WalUsage	walusage_start;
-
-	/*
-	 * The queryId is left as it is for the hooks after ours (contrib's, when
-	 * both are loaded, counts utility statements by it too; what runs inside
-	 * has queryIds of its own).  contrib's hook does zero it before calling
-	 * the next one: a statement that parse analysis gave a queryId, and that
-	 * arrives without one, gets it computed again, as parse analysis did.
-	 * Subcommands (which have no queryId of their own) are left alone.
-	 */
-	if (measure && saved_queryId == UINT64CONST(0) &&
-		context != PROCESS_UTILITY_SUBCOMMAND && IsQueryIdEnabled())
-		saved_queryId = ng_utility_queryid_compat(pstmt, queryString);
-
-	if (measure)
-	{
-		bufusage_start = pgBufferUsage;
-		walusage_start = pgWalUsage;
-		INSTR_TIME_SET_CURRENT(start);
-	}
-
-	if (bump)
-		nesting_level++;
-	PG_TRY();
-	{
-		if (prev_ProcessUtility)
-			prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-								params, queryEnv, dest, qc);
-		else
-			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-									params, queryEnv, dest, qc);
-	}
-	PG_CATCH();
-	{
-		if (bump)
-			nesting_level--;
-		if (measure && saved_queryId != UINT64CONST(0))
-			ng_utility_note_failure(saved_queryId, &start);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	if (bump)
-		nesting_level--;
-
-	if (measure && saved_queryId != UINT64CONST(0))
-	{
-		NgSample	sample = {0};
-		BufferUsage bufusage;
-		WalUsage	walusage;
-
-		INSTR_TIME_SET_CURRENT(duration);
-		INSTR_TIME_SUBTRACT(duration, start);
-		sample.kind = NG_EXEC;
-		sample.time = INSTR_TIME_GET_MILLISEC(duration);
-		sample.rows = ng_utility_rows(qc);
-		ng_usage_since(&sample, &bufusage, &bufusage_start,
-					   &walusage, &walusage_start);
-		ng_count(saved_queryId, queryString, saved_location, saved_len, true,
-				 &sample);
-	}
-}
-
 /*
  * ng_install_hooks
  *		Chain our hooks in front of whatever was installed before.
@@ -653,6 +540,5 @@ ng_install_hooks(void)
 	ExecutorFinish_hook = ng_ExecutorFinish;
 	prev_ExecutorEnd = ExecutorEnd_hook;
 	ExecutorEnd_hook = ng_ExecutorEnd;
-	prev_ProcessUtility = ProcessUtility_hook;
-	ProcessUtility_hook = ng_ProcessUtility;
+	ng_install_utility_hook();
 }

@@ -610,4 +610,23 @@ ng_failures_flush(void)
  */
 extern void ng_install_hooks(void);
 
+/* engineer "hot": shared by hooks.c and utility.c */
+extern int	ng_nesting_level;
+
+/* is a statement at this nesting level tracked? */
+#define ng_enabled(level) \
+	((ng_track == NG_TRACK_ALL || (ng_track == NG_TRACK_TOP && (level) == 0)) && \
+	 !IsParallelWorker())
+
+extern bool ng_sampled(void);
+extern void ng_make_key(NgKey *key, uint64 queryid);
+extern void ng_count(uint64 queryid, const char *query, int location, int len,
+					 bool utility, NgSample *sample);
+extern void ng_usage_since(NgSample *sample, BufferUsage *bufusage,
+						   const BufferUsage *bufusage_start,
+						   WalUsage *walusage, const WalUsage *walusage_start);
+
+/* Functions in utility.c */
+extern void ng_install_utility_hook(void);
+
 #endif							/* PG_STAT_STATEMENTS_NG_H */
