@@ -13,7 +13,9 @@ OBJS = \
 	src/funcs.o \
 	src/funcs_statements.o \
 	src/guc.o \
+	src/hist.o \
 	src/hooks.o \
+	src/measure.o \
 	src/persist.o \
 	src/persist_read.o \
 	src/persist_write.o \
@@ -30,7 +32,8 @@ OBJS = \
 	src/slots_life.o \
 	src/slots_local.o \
 	src/store.o \
-	src/textconv.o
+	src/textconv.o \
+	src/utility.o
 
 EXTENSION = pg_stat_statements_ng
 DATA = pg_stat_statements_ng--1.0.sql pg_stat_statements_ng--1.1.sql pg_stat_statements_ng--1.0--1.1.sql

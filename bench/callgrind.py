@@ -8,7 +8,7 @@ import re
 import shutil
 
 from .common import as_pg, log, mkdir_pg, run
-from .workloads import fill_statements, multi_transaction
+from .workloads import fill_statements, multi_transaction, prepared_statements
 
 
 # ---------------------------------------------------------------- callgrind part
@@ -28,7 +28,9 @@ def callgrind_part(args, tree, clusters, outdir, workdir):
     # statement already tracked); new: every statement a new one, in a table
     # kept full (max = 500), so each costs an entry, a text and an eviction
     # multi: the multi workload's transaction, with varying literals (per
-    # "statement" is then per transaction of 10 statements)
+    # "statement" is then per transaction of 10 statements); prepared:
+    # pgbench -S's statement prepared once, then EXECUTEd with varying
+    # parameters (see prepared_statements)
     new = args.callgrind_set == "new"
     for k in (n, 3 * n):
         path = os.path.join(cgdir, "%s-%d.sql" % (args.callgrind_set, k))
@@ -38,6 +40,8 @@ def callgrind_part(args, tree, clusters, outdir, workdir):
             elif args.callgrind_set == "multi":
                 for i in range(k):
                     f.write("\n".join(multi_transaction(str(1 + i * 7 % 100000))) + "\n")
+            elif args.callgrind_set == "prepared":
+                f.write("\n".join(prepared_statements(k)) + "\n")
             else:
                 f.write("SELECT 1;\n" * k)
         inputs[k] = path
@@ -46,6 +50,8 @@ def callgrind_part(args, tree, clusters, outdir, workdir):
                          % fill_statements(0, 1)[0],
                          "multi": "the multi workload's transaction (BEGIN, 8 point "
                          "selects with literals, COMMIT: 10 lines)",
+                         "prepared": "EXECUTE of pgbench -S's SELECT abalance ... "
+                         "WHERE aid = $1, prepared once (simple protocol)",
                          "select1": "SELECT 1;"}[args.callgrind_set],
            "contenders": {}}
     keep = os.path.join(outdir, "callgrind")

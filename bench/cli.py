@@ -66,11 +66,13 @@ def build_parser(description):
     ap.add_argument("--retries", type=int, default=2,
                     help="how many times a disturbed run is run again (default 2)")
     ap.add_argument("--callgrind-n", type=int, default=5000)
-    ap.add_argument("--callgrind-set", choices=["select1", "new", "multi"],
+    ap.add_argument("--callgrind-set", choices=["select1", "new", "multi", "prepared"],
                     default="select1",
                     help="callgrind statements: select1 (SELECT 1 repeated), new "
                          "(every statement a distinct join, max = 500) or multi "
-                         "(the multi workload's transaction, per transaction)")
+                         "(the multi workload's transaction, per transaction) or "
+                         "prepared (pgbench -S's SELECT, PREPAREd once, then "
+                         "EXECUTEd)")
     ap.add_argument("--readcost-sizes", default="5000,100000")
     ap.add_argument("--readcost-holders", type=int, default=50)
     ap.add_argument("--readcost-per-holder", type=int, default=100)

@@ -151,7 +151,7 @@ def data_needs(args, defs, plan, parts):
     if "callgrind" in parts and args.callgrind_set == "new":
         needs.add("onerow")
         onerow_tables = 1000
-    if "callgrind" in parts and args.callgrind_set == "multi":
+    if "callgrind" in parts and args.callgrind_set in ("multi", "prepared"):
         needs.add("pgbench")
     if "readcost" in parts:
         needs.add("onerow")

@@ -114,6 +114,22 @@ def parse_workloads(spec, default_rounds, defs):
     return out
 
 
+def prepared_statements(k):
+    """pgbench -S's statement prepared once, then k EXECUTEs of it with
+    varying accounts, for postgres --single (which speaks the simple
+    protocol only).  Each EXECUTE runs the prepared statement's plan through
+    ExecutorStart/Run/Finish/End as pgbench -M prepared's Bind/Execute does;
+    what differs is the parse analysis and ProcessUtility of the EXECUTE
+    line itself, which neither extension counts (both pay its hooks' entry
+    tests).  The plan is custom for the first 5 executions, generic after,
+    so per statement (3N - N runs) it is the cached plan's cost."""
+    out = ["PREPARE ng_s (int) AS SELECT abalance FROM pgbench_accounts "
+           "WHERE aid = $1;"]
+    for i in range(k):
+        out.append("EXECUTE ng_s(%d);" % (1 + i * 7 % 100000))
+    return out
+
+
 def fill_statements(lo, hi):
     """Statements number lo..hi-1 of the 100,000 distinct two-table
     statements (a in 1..100, b in 1..1000)."""

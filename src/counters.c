@@ -16,36 +16,37 @@
  */
 #include "postgres.h"
 
-#include <math.h>
-
 #include "jit/jit.h"
 
 #include "counters.h"
+#include "hist.h"
 
 /*
- * ng_counters_record
- *		Add one planning or execution sample to c.
+ * ng_counters_record_failure
+ *		A failed execution: not a call (pg_stat_statements counts successful
+ *		ones only), counted by cause with its time.
  */
-void
-ng_counters_record(NgCounters *c, const NgSample *s)
+static void
+ng_counters_record_failure(NgCounters *c, const NgSample *s)
 {
-	int			k = s->kind;
-	double		t = s->time;
-	double		old_mean = c->mean_time[k];
+	if (s->failure == NG_FAILED_TIMEOUT)
+		c->failed_timeouts++;
+	else if (s->failure == NG_FAILED_CANCEL)
+		c->failed_cancels++;
+	else
+		c->failed_errors++;
+	c->failed_time += s->time;
+}
 
-	c->last_executed_at = Max(c->last_executed_at, s->started_at);
-	if (s->failure != NG_SUCCEEDED)
-	{
-		/* not a call: pg_stat_statements counts successful ones only */
-		if (s->failure == NG_FAILED_TIMEOUT)
-			c->failed_timeouts++;
-		else if (s->failure == NG_FAILED_CANCEL)
-			c->failed_cancels++;
-		else
-			c->failed_errors++;
-		c->failed_time += t;
-		return;
-	}
+/*
+ * ng_counters_record_time
+ *		The duration of a successful sample of kind k: calls, mean and
+ *		variance (Welford), min/max and histogram.
+ */
+static inline void
+ng_counters_record_time(NgCounters *c, int k, double t)
+{
+	double		old_mean = c->mean_time[k];
 
 	c->calls[k] += 1;
 	c->total_time[k] += t;
@@ -66,32 +67,93 @@ ng_counters_record(NgCounters *c, const NgSample *s)
 	}
 	c->minmax_calls[k] += 1;
 	c->hist[k][ng_hist_bucket(t)]++;
+}
 
+/*
+ * ng_bufusage_is_zero
+ *		No block touched and no I/O time: nothing to add (SELECT 1).
+ */
+static inline bool
+ng_bufusage_is_zero(const BufferUsage *bu)
+{
+	return (bu->shared_blks_hit | bu->shared_blks_read |
+			bu->shared_blks_dirtied | bu->shared_blks_written |
+			bu->local_blks_hit | bu->local_blks_read |
+			bu->local_blks_dirtied | bu->local_blks_written |
+			bu->temp_blks_read | bu->temp_blks_written) == 0 &&
+		INSTR_TIME_IS_ZERO(NG_SHARED_BLK_READ_TIME(bu)) &&
+		INSTR_TIME_IS_ZERO(NG_SHARED_BLK_WRITE_TIME(bu)) &&
+		NG_LOCAL_BLK_READ_TIME(bu) == 0 &&
+		NG_LOCAL_BLK_WRITE_TIME(bu) == 0 &&
+		INSTR_TIME_IS_ZERO(bu->temp_blk_read_time) &&
+		INSTR_TIME_IS_ZERO(bu->temp_blk_write_time);
+}
+
+static void
+ng_counters_record_bufusage(NgCounters *c, const BufferUsage *bu)
+{
+	c->shared_blks_hit += bu->shared_blks_hit;
+	c->shared_blks_read += bu->shared_blks_read;
+	c->shared_blks_dirtied += bu->shared_blks_dirtied;
+	c->shared_blks_written += bu->shared_blks_written;
+	c->local_blks_hit += bu->local_blks_hit;
+	c->local_blks_read += bu->local_blks_read;
+	c->local_blks_dirtied += bu->local_blks_dirtied;
+	c->local_blks_written += bu->local_blks_written;
+	c->temp_blks_read += bu->temp_blks_read;
+	c->temp_blks_written += bu->temp_blks_written;
+	c->shared_blk_read_time += INSTR_TIME_GET_MILLISEC(NG_SHARED_BLK_READ_TIME(bu));
+	c->shared_blk_write_time += INSTR_TIME_GET_MILLISEC(NG_SHARED_BLK_WRITE_TIME(bu));
+	c->local_blk_read_time += NG_LOCAL_BLK_READ_TIME(bu);
+	c->local_blk_write_time += NG_LOCAL_BLK_WRITE_TIME(bu);
+	c->temp_blk_read_time += INSTR_TIME_GET_MILLISEC(bu->temp_blk_read_time);
+	c->temp_blk_write_time += INSTR_TIME_GET_MILLISEC(bu->temp_blk_write_time);
+}
+
+static void
+ng_counters_record_jit(NgCounters *c, const JitInstrumentation *ji)
+{
+	c->jit_functions += ji->created_functions;
+	c->jit_generation_time += INSTR_TIME_GET_MILLISEC(ji->generation_counter);
+	if (INSTR_TIME_GET_MILLISEC(ji->inlining_counter))
+		c->jit_inlining_count++;
+	c->jit_inlining_time += INSTR_TIME_GET_MILLISEC(ji->inlining_counter);
+	if (INSTR_TIME_GET_MILLISEC(ji->optimization_counter))
+		c->jit_optimization_count++;
+	c->jit_optimization_time += INSTR_TIME_GET_MILLISEC(ji->optimization_counter);
+	if (INSTR_TIME_GET_MILLISEC(ji->emission_counter))
+		c->jit_emission_count++;
+	c->jit_emission_time += INSTR_TIME_GET_MILLISEC(ji->emission_counter);
+	if (NG_JIT_DEFORM_TIME(ji))
+		c->jit_deform_count++;
+	c->jit_deform_time += NG_JIT_DEFORM_TIME(ji);
+}
+
+/*
+ * ng_counters_record
+ *		Add one planning or execution sample to c.  Usage that is all zero
+ *		(a sample that touched no block and wrote no WAL) adds nothing, and
+ *		is skipped.
+ */
+void
+ng_counters_record(NgCounters *c, const NgSample *s)
+{
+	int			k = s->kind;
+
+	c->last_executed_at = Max(c->last_executed_at, s->started_at);
+	if (s->failure != NG_SUCCEEDED)
+	{
+		ng_counters_record_failure(c, s);
+		return;
+	}
+	ng_counters_record_time(c, k, s->time);
 	if (k == NG_EXEC)
 		c->rows += s->rows;
-
-	if (s->bufusage)
-	{
-		const BufferUsage *bu = s->bufusage;
-
-		c->shared_blks_hit += bu->shared_blks_hit;
-		c->shared_blks_read += bu->shared_blks_read;
-		c->shared_blks_dirtied += bu->shared_blks_dirtied;
-		c->shared_blks_written += bu->shared_blks_written;
-		c->local_blks_hit += bu->local_blks_hit;
-		c->local_blks_read += bu->local_blks_read;
-		c->local_blks_dirtied += bu->local_blks_dirtied;
-		c->local_blks_written += bu->local_blks_written;
-		c->temp_blks_read += bu->temp_blks_read;
-		c->temp_blks_written += bu->temp_blks_written;
-		c->shared_blk_read_time += INSTR_TIME_GET_MILLISEC(NG_SHARED_BLK_READ_TIME(bu));
-		c->shared_blk_write_time += INSTR_TIME_GET_MILLISEC(NG_SHARED_BLK_WRITE_TIME(bu));
-		c->local_blk_read_time += NG_LOCAL_BLK_READ_TIME(bu);
-		c->local_blk_write_time += NG_LOCAL_BLK_WRITE_TIME(bu);
-		c->temp_blk_read_time += INSTR_TIME_GET_MILLISEC(bu->temp_blk_read_time);
-		c->temp_blk_write_time += INSTR_TIME_GET_MILLISEC(bu->temp_blk_write_time);
-	}
-	if (s->walusage)
+	if (s->bufusage && !ng_bufusage_is_zero(s->bufusage))
+		ng_counters_record_bufusage(c, s->bufusage);
+	if (s->walusage &&
+		(s->walusage->wal_records | s->walusage->wal_fpi |
+		 (int64) s->walusage->wal_bytes | NG_WAL_BUFFERS_FULL(s->walusage)) != 0)
 	{
 		c->wal_records += s->walusage->wal_records;
 		c->wal_fpi += s->walusage->wal_fpi;
@@ -99,26 +161,50 @@ ng_counters_record(NgCounters *c, const NgSample *s)
 		c->wal_buffers_full += NG_WAL_BUFFERS_FULL(s->walusage);
 	}
 	if (s->jitusage)
-	{
-		const JitInstrumentation *ji = s->jitusage;
-
-		c->jit_functions += ji->created_functions;
-		c->jit_generation_time += INSTR_TIME_GET_MILLISEC(ji->generation_counter);
-		if (INSTR_TIME_GET_MILLISEC(ji->inlining_counter))
-			c->jit_inlining_count++;
-		c->jit_inlining_time += INSTR_TIME_GET_MILLISEC(ji->inlining_counter);
-		if (INSTR_TIME_GET_MILLISEC(ji->optimization_counter))
-			c->jit_optimization_count++;
-		c->jit_optimization_time += INSTR_TIME_GET_MILLISEC(ji->optimization_counter);
-		if (INSTR_TIME_GET_MILLISEC(ji->emission_counter))
-			c->jit_emission_count++;
-		c->jit_emission_time += INSTR_TIME_GET_MILLISEC(ji->emission_counter);
-		if (NG_JIT_DEFORM_TIME(ji))
-			c->jit_deform_count++;
-		c->jit_deform_time += NG_JIT_DEFORM_TIME(ji);
-	}
+		ng_counters_record_jit(c, s->jitusage);
 	c->parallel_workers_to_launch += s->parallel_workers_to_launch;
 	c->parallel_workers_launched += s->parallel_workers_launched;
+}
+
+/*
+ * ng_counters_merge_kind
+ *		The counts of one kind (planning or execution): calls, mean and
+ *		variance, histogram, min and max.
+ */
+static inline void
+ng_counters_merge_kind(NgCounters *dst, const NgCounters *src, int k)
+{
+	int64		na = dst->calls[k];
+	int64		nb = src->calls[k];
+
+	if (nb > 0)
+	{
+		double		n = (double) (na + nb);
+		double		delta = src->mean_time[k] - dst->mean_time[k];
+
+		/* Chan et al.: combine means and sums of squared deviations */
+		dst->sum_var_time[k] += src->sum_var_time[k] +
+			delta * delta * ((double) na * (double) nb / n);
+		dst->mean_time[k] += delta * ((double) nb / n);
+		dst->calls[k] = na + nb;
+		dst->total_time[k] += src->total_time[k];
+		for (int b = 0; b < NG_HIST_BUCKETS; b++)
+			dst->hist[k][b] += src->hist[k][b];
+	}
+	if (src->minmax_calls[k] > 0)
+	{
+		if (dst->minmax_calls[k] == 0)
+		{
+			dst->min_time[k] = src->min_time[k];
+			dst->max_time[k] = src->max_time[k];
+		}
+		else
+		{
+			dst->min_time[k] = Min(dst->min_time[k], src->min_time[k]);
+			dst->max_time[k] = Max(dst->max_time[k], src->max_time[k]);
+		}
+		dst->minmax_calls[k] += src->minmax_calls[k];
+	}
 }
 
 /*
@@ -129,42 +215,7 @@ void
 ng_counters_merge(NgCounters *dst, const NgCounters *src)
 {
 	for (int k = 0; k < NG_NUM_KINDS; k++)
-	{
-		int64		na = dst->calls[k];
-		int64		nb = src->calls[k];
-
-		if (nb > 0)
-		{
-			double		n = (double) (na + nb);
-			double		delta = src->mean_time[k] - dst->mean_time[k];
-
-			/* Chan et al.: combine means and sums of squared deviations */
-			dst->sum_var_time[k] += src->sum_var_time[k] +
-				delta * delta * ((double) na * (double) nb / n);
-			dst->mean_time[k] += delta * ((double) nb / n);
-			dst->calls[k] = na + nb;
-			dst->total_time[k] += src->total_time[k];
-		}
-		if (nb > 0)
-		{
-			for (int b = 0; b < NG_HIST_BUCKETS; b++)
-				dst->hist[k][b] += src->hist[k][b];
-		}
-		if (src->minmax_calls[k] > 0)
-		{
-			if (dst->minmax_calls[k] == 0)
-			{
-				dst->min_time[k] = src->min_time[k];
-				dst->max_time[k] = src->max_time[k];
-			}
-			else
-			{
-				dst->min_time[k] = Min(dst->min_time[k], src->min_time[k]);
-				dst->max_time[k] = Max(dst->max_time[k], src->max_time[k]);
-			}
-			dst->minmax_calls[k] += src->minmax_calls[k];
-		}
-	}
+		ng_counters_merge_kind(dst, src, k);
 
 #define NG_ADD(f) (dst->f += src->f)
 	NG_ADD(rows);
@@ -222,73 +273,4 @@ ng_counters_clear_minmax(NgCounters *c)
 		c->min_time[k] = 0;
 		c->max_time[k] = 0;
 	}
-}
-
-/*
- * ng_hist_bucket
- *		The histogram bucket of a duration in ms.
- */
-int
-ng_hist_bucket(double ms)
-{
-	double		b;
-
-	if (!(ms >= NG_HIST_MIN_MS))	/* also NaN */
-		return 0;
-	b = floor(log(ms / NG_HIST_MIN_MS) / log(NG_HIST_RATIO)) + 1;
-	return (int) Min(b, (double) (NG_HIST_BUCKETS - 1));
-}
-
-/*
- * ng_hist_lower
- *		The lower bound, in ms, of a bucket (0 for bucket 0).
- */
-double
-ng_hist_lower(int bucket)
-{
-	if (bucket <= 0)
-		return 0.0;
-	return NG_HIST_MIN_MS * pow(NG_HIST_RATIO, bucket - 1);
-}
-
-/*
- * ng_hist_percentiles
- *		For each of nfractions increasing fractions, the duration below which
- *		that fraction of samples falls: the geometric midpoint of the bucket
- *		holding the sample of rank ceil(fraction * total) (for bucket 0, half
- *		its bound), into ms[].  All in two passes over the buckets, since a
- *		reader computes several for each of many entries.  Returns false, and
- *		sets nothing, when there are no samples.
- */
-bool
-ng_hist_percentiles(const NgCounters *c, int kind, const double *fractions,
-					int nfractions, double *ms)
-{
-	const uint32 *hist = c->hist[kind];
-	uint64		total = 0;
-	uint64		seen = 0;
-	int			f = 0;
-
-	for (int b = 0; b < NG_HIST_BUCKETS; b++)
-		total += hist[b];
-	if (total == 0)
-		return false;
-	for (int b = 0; b < NG_HIST_BUCKETS && f < nfractions; b++)
-	{
-		seen += hist[b];
-		while (f < nfractions)
-		{
-			uint64		rank = (uint64) ceil(fractions[f] * (double) total);
-
-			Assert(f == 0 || fractions[f] >= fractions[f - 1]);
-			if (seen < Max(rank, 1))
-				break;
-			ms[f++] = b == 0 ? NG_HIST_MIN_MS / 2 :
-				ng_hist_lower(b) * sqrt(NG_HIST_RATIO);
-		}
-	}
-	/* only if rounding put a rank beyond the total */
-	while (f < nfractions)
-		ms[f++] = ng_hist_lower(NG_HIST_BUCKETS - 1);
-	return true;
 }

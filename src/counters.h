@@ -141,10 +141,5 @@ ng_counters_any(const NgCounters *c)
 	return c->calls[NG_EXEC] > 0 || c->calls[NG_PLAN] > 0 ||
 		ng_counters_failed(c) > 0;
 }
-extern int	ng_hist_bucket(double ms);
-extern double ng_hist_lower(int bucket);
-extern bool ng_hist_percentiles(const NgCounters *c, int kind,
-								const double *fractions, int nfractions,
-								double *ms);
 
 #endif							/* NG_COUNTERS_H */

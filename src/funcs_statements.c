@@ -29,6 +29,7 @@
 #include "utils/tuplestore.h"
 
 #include "counters.h"
+#include "hist.h"
 #include "funcs.h"
 #include "guc.h"
 #include "reader.h"

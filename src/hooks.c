@@ -13,6 +13,13 @@
  * ExecutorFinish and utility commands, as pg_stat_statements does; a
  * statement is top-level when it starts at level 0.
  *
+ * Execution time and usage: measured by our own NgExecTimer per QueryDesc
+ * (not an Instrumentation in queryDesc->totaltime), over the same windows
+ * as totaltime: each ExecutorRun call (a cursor fetched in several calls
+ * adds each), and ExecutorFinish.  Parallel workers' usage is added into
+ * pgBufferUsage/pgWalUsage by core when the Gather finishes, inside the
+ * ExecutorRun that runs it to completion, as totaltime sees it.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -25,15 +32,18 @@
 #include "jit/jit.h"
 #include "miscadmin.h"
 #include "optimizer/planner.h"
+#include "port/pg_bitutils.h"
 #include "parser/analyze.h"
 #include "storage/ipc.h"
-#include "tcop/utility.h"
 
 #include "alloc.h"
 #include "counters.h"
+#include "hist.h"
 #include "failures.h"
 #include "guc.h"
 #include "hooks.h"
+#include "measure.h"
+#include "utility.h"
 #include "persist.h"
 #include "qtext.h"
 #include "setup.h"
@@ -42,7 +52,6 @@
 
 PG_MODULE_MAGIC;
 
-static int	nesting_level = 0;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -52,15 +61,38 @@ static ExecutorStart_hook_type prev_ExecutorStart = NULL;
 static ExecutorRun_hook_type prev_ExecutorRun = NULL;
 static ExecutorFinish_hook_type prev_ExecutorFinish = NULL;
 static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
-static ProcessUtility_hook_type prev_ProcessUtility = NULL;
 
-/* the sampling decision of the current top-level statement */
-static TimestampTz sample_decided_for = 0;
-static bool sample_in = true;
+/*
+ * An execution being measured: the sum of its windows (ExecutorRun calls and
+ * ExecutorFinish) in time, buffer and WAL usage, as totaltime would have
+ * them.  Allocated in the executor's query context at ExecutorStart, in the
+ * list of live timers until that context goes (ExecutorEnd, or an error).
+ */
+typedef struct NgExecTimer
+{
+	QueryDesc  *queryDesc;
+	struct NgExecTimer *prev;
+	struct NgExecTimer *next;
+	MemoryContextCallback unlink;
+	bool		running;		/* a window is open (started at start) */
+	instr_time	start;
+	instr_time	counter;		/* closed windows' time */
+	BufferUsage bufusage_start;
+	WalUsage	walusage_start;
+	BufferUsage bufusage;		/* closed windows' usage */
+	WalUsage	walusage;
+} NgExecTimer;
 
-#define ng_enabled(level) \
-	((ng_track == NG_TRACK_ALL || (ng_track == NG_TRACK_TOP && (level) == 0)) && \
-	 !IsParallelWorker())
+static NgExecTimer *exec_timers = NULL;
+
+/*
+ * Timers are taken from a small pool in backend memory (no allocation per
+ * execution), and allocated in the query context only when nesting or open
+ * cursors use them all.
+ */
+#define NG_TIMER_POOL	8
+static NgExecTimer timer_pool[NG_TIMER_POOL];
+static uint32 timer_pool_used = 0;	/* bit i: timer_pool[i] is taken */
 
 void		_PG_init(void);
 
@@ -73,6 +105,12 @@ _PG_init(void)
 {
 	if (!process_shared_preload_libraries_in_progress)
 		return;
+
+#ifdef USE_ASSERT_CHECKING
+	/* the buckets samples go to agree with the bounds readers show */
+	if (ng_hist_check() != 0)
+		elog(FATAL, "pg_stat_statements_ng: histogram buckets disagree with their bounds");
+#endif
 
 	/* we use core's queryid */
 	EnableQueryId();
@@ -99,16 +137,6 @@ ng_shmem_startup(void)
 }
 
 static void
-ng_make_key(NgKey *key, uint64 queryid)
-{
-	memset(key, 0, sizeof(NgKey));
-	key->userid = GetUserId();
-	key->dbid = MyDatabaseId;
-	key->queryid = queryid;
-	key->toplevel = (nesting_level == 0);
-}
-
-static void
 ng_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
 {
 	NgKey		key;
@@ -120,7 +148,7 @@ ng_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
 	if (ng_shared == NULL)
 		return;
 	ng_failures_flush();
-	if (!ng_enabled(nesting_level))
+	if (!ng_enabled(ng_nesting_level))
 		return;
 
 	/* EXECUTE counts for the statement it runs */
@@ -143,57 +171,11 @@ ng_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
 	ng_log_losses();
 }
 
-/*
- * ng_sampled
- *		Is the current top-level statement counted?  Decided once per
- *		top-level statement (by its start time), with probability
- *		sample_rate; the statements it runs follow the decision.  Parsing,
- *		and so normalization, is never sampled.
- */
-static bool
-ng_sampled(void)
-{
-	TimestampTz ts;
-
-	if (ng_sample_rate >= 1.0)
-		return true;
-	ts = GetCurrentStatementStartTimestamp();
-	if (ts != sample_decided_for)
-	{
-		sample_decided_for = ts;
-		sample_in = pg_prng_double(&pg_global_prng_state) < ng_sample_rate;
-	}
-	return sample_in;
-}
-
-static void
-ng_count(uint64 queryid, const char *query, int location, int len,
-		 bool utility, NgSample *sample)
-{
-	NgKey		key;
-	NgTextSource src;
-
-	ng_failures_flush();
-	if (!ng_sampled())
-		return;
-	sample->started_at = GetCurrentStatementStartTimestamp();
-	ng_make_key(&key, queryid);
-	src.query = query;
-	src.location = location;
-	src.len = len;
-	src.jstate = NULL;
-	src.utility = utility;
-	ng_slots_count(&key, sample, &src);
-	if (nesting_level == 0)
-		ng_slots_maintenance();
-	ng_log_losses();
-}
-
 static PlannedStmt *
 ng_planner(NG_PLANNER_ARGS)
 {
 	PlannedStmt *result;
-	bool		measure = (ng_shared != NULL && ng_enabled(nesting_level) &&
+	bool		measure = (ng_shared != NULL && ng_enabled(ng_nesting_level) &&
 						   ng_track_planning && query_string != NULL &&
 						   parse->queryId != UINT64CONST(0));
 	instr_time	start;
@@ -208,7 +190,7 @@ ng_planner(NG_PLANNER_ARGS)
 		INSTR_TIME_SET_CURRENT(start);
 	}
 
-	nesting_level++;
+	ng_nesting_level++;
 	PG_TRY();
 	{
 		if (prev_planner_hook)
@@ -218,7 +200,7 @@ ng_planner(NG_PLANNER_ARGS)
 	}
 	PG_FINALLY();
 	{
-		nesting_level--;
+		ng_nesting_level--;
 	}
 	PG_END_TRY();
 
@@ -230,19 +212,80 @@ ng_planner(NG_PLANNER_ARGS)
 
 		INSTR_TIME_SET_CURRENT(duration);
 		INSTR_TIME_SUBTRACT(duration, start);
-		memset(&bufusage, 0, sizeof(BufferUsage));
-		BufferUsageAccumDiff(&bufusage, &pgBufferUsage, &bufusage_start);
-		memset(&walusage, 0, sizeof(WalUsage));
-		WalUsageAccumDiff(&walusage, &pgWalUsage, &walusage_start);
-
 		sample.kind = NG_PLAN;
 		sample.time = INSTR_TIME_GET_MILLISEC(duration);
-		sample.bufusage = &bufusage;
-		sample.walusage = &walusage;
+		ng_usage_since(&sample, &bufusage, &bufusage_start,
+					   &walusage, &walusage_start);
 		ng_count(parse->queryId, query_string, parse->stmt_location,
 				 parse->stmt_len, false, &sample);
 	}
 	return result;
+}
+
+/* the memory context of t's QueryDesc goes: forget t */
+static void
+ng_timer_unlink(void *arg)
+{
+	NgExecTimer *t = (NgExecTimer *) arg;
+
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		exec_timers = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+	if (t >= timer_pool && t < timer_pool + NG_TIMER_POOL)
+		timer_pool_used &= ~(((uint32) 1) << (t - timer_pool));
+}
+
+/* a timer for queryDesc, from the pool if one is free */
+static NgExecTimer *
+ng_timer_alloc(MemoryContext cxt)
+{
+	uint32		free_slots = ~timer_pool_used & ((((uint32) 1) << NG_TIMER_POOL) - 1);
+	int			i;
+
+	if (unlikely(free_slots == 0))
+		return MemoryContextAlloc(cxt, sizeof(NgExecTimer));
+	i = pg_rightmost_one_pos32(free_slots);
+	timer_pool_used |= ((uint32) 1) << i;
+	return &timer_pool[i];
+}
+
+/* the timer of queryDesc, or NULL if it is not measured */
+static inline NgExecTimer *
+ng_timer_find(QueryDesc *queryDesc)
+{
+	for (NgExecTimer *t = exec_timers; t != NULL; t = t->next)
+		if (t->queryDesc == queryDesc)
+			return t;
+	return NULL;
+}
+
+/* open a window, as InstrStartNode does */
+static inline void
+ng_timer_start(NgExecTimer *t)
+{
+	t->bufusage_start = pgBufferUsage;
+	t->walusage_start = pgWalUsage;
+	INSTR_TIME_SET_CURRENT(t->start);
+	t->running = true;
+}
+
+/* close it, as InstrStopNode does (a diff only if usage changed) */
+static inline void
+ng_timer_stop(NgExecTimer *t)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_ACCUM_DIFF(t->counter, now, t->start);
+	t->running = false;
+	if (unlikely(memcmp(&pgBufferUsage, &t->bufusage_start,
+						sizeof(BufferUsage)) != 0))
+		BufferUsageAccumDiff(&t->bufusage, &pgBufferUsage, &t->bufusage_start);
+	if (unlikely(!ng_walusage_equal(&pgWalUsage, &t->walusage_start)))
+		WalUsageAccumDiff(&t->walusage, &pgWalUsage, &t->walusage_start);
 }
 
 static void
@@ -253,52 +296,65 @@ ng_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	else
 		standard_ExecutorStart(queryDesc, eflags);
 
-	/* measure the whole run, as EXPLAIN ANALYZE's totaltime does */
-	if (ng_shared != NULL && ng_enabled(nesting_level) &&
-		queryDesc->plannedstmt->queryId != UINT64CONST(0) &&
-		queryDesc->totaltime == NULL)
+	/* measure the whole run, over the windows totaltime would have */
+	if (ng_shared != NULL && ng_enabled(ng_nesting_level) &&
+		queryDesc->plannedstmt->queryId != UINT64CONST(0))
 	{
-		MemoryContext oldcxt = MemoryContextSwitchTo(queryDesc->estate->es_query_cxt);
+		MemoryContext cxt = queryDesc->estate->es_query_cxt;
+		NgExecTimer *t = ng_timer_alloc(cxt);
 
-		queryDesc->totaltime = InstrAlloc(1, INSTRUMENT_ALL, false);
-		MemoryContextSwitchTo(oldcxt);
+		t->queryDesc = queryDesc;
+		t->running = false;
+		INSTR_TIME_SET_ZERO(t->counter);
+		memset(&t->bufusage, 0, sizeof(BufferUsage));
+		memset(&t->walusage, 0, sizeof(WalUsage));
+		t->prev = NULL;
+		t->next = exec_timers;
+		if (exec_timers)
+			exec_timers->prev = t;
+		exec_timers = t;
+		t->unlink.func = ng_timer_unlink;
+		t->unlink.arg = t;
+		MemoryContextRegisterResetCallback(cxt, &t->unlink);
 	}
 }
 
 /*
  * ng_note_executor_failure
  *		In PG_CATCH of ExecutorRun or ExecutorFinish: note that the statement
- *		failed, with the time it ran (its totaltime instrumentation is still
- *		running).  No allocation, no lock: see failures.c.
+ *		failed, with the time it ran (its timer's window is still open).  No
+ *		allocation, no lock: see failures.c.
  */
 static void
-ng_note_executor_failure(QueryDesc *queryDesc)
+ng_note_executor_failure(QueryDesc *queryDesc, NgExecTimer *t)
 {
-	Instrumentation *instr = queryDesc->totaltime;
-	uint64		queryId = queryDesc->plannedstmt->queryId;
 	NgKey		key;
 	double		ms;
 
-	if (queryId == UINT64CONST(0) || instr == NULL || ng_shared == NULL ||
-		!ng_enabled(nesting_level) || !ng_sampled())
+	if (t == NULL || ng_shared == NULL ||
+		!ng_enabled(ng_nesting_level) || !ng_sampled())
 		return;
-	ms = INSTR_TIME_GET_MILLISEC(instr->counter);
-	if (!INSTR_TIME_IS_ZERO(instr->starttime))
+	ms = INSTR_TIME_GET_MILLISEC(t->counter);
+	if (t->running)
 	{
 		instr_time	now;
 
 		INSTR_TIME_SET_CURRENT(now);
-		INSTR_TIME_SUBTRACT(now, instr->starttime);
+		INSTR_TIME_SUBTRACT(now, t->start);
 		ms += INSTR_TIME_GET_MILLISEC(now);
 	}
-	ng_make_key(&key, queryId);
+	ng_make_key(&key, queryDesc->plannedstmt->queryId);
 	ng_failure_note(&key, ng_failure_classify(), ms);
 }
 
 static void
 ng_ExecutorRun(NG_EXECUTOR_RUN_ARGS)
 {
-	nesting_level++;
+	NgExecTimer *t = ng_timer_find(queryDesc);
+
+	if (t)
+		ng_timer_start(t);
+	ng_nesting_level++;
 	PG_TRY();
 	{
 		if (prev_ExecutorRun)
@@ -308,18 +364,24 @@ ng_ExecutorRun(NG_EXECUTOR_RUN_ARGS)
 	}
 	PG_CATCH();
 	{
-		nesting_level--;
-		ng_note_executor_failure(queryDesc);
+		ng_nesting_level--;
+		ng_note_executor_failure(queryDesc, t);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	nesting_level--;
+	ng_nesting_level--;
+	if (t)
+		ng_timer_stop(t);
 }
 
 static void
 ng_ExecutorFinish(QueryDesc *queryDesc)
 {
-	nesting_level++;
+	NgExecTimer *t = ng_timer_find(queryDesc);
+
+	if (t)
+		ng_timer_start(t);
+	ng_nesting_level++;
 	PG_TRY();
 	{
 		if (prev_ExecutorFinish)
@@ -329,37 +391,37 @@ ng_ExecutorFinish(QueryDesc *queryDesc)
 	}
 	PG_CATCH();
 	{
-		nesting_level--;
-		ng_note_executor_failure(queryDesc);
+		ng_nesting_level--;
+		ng_note_executor_failure(queryDesc, t);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	nesting_level--;
+	ng_nesting_level--;
+	if (t)
+		ng_timer_stop(t);
 }
 
 static void
 ng_ExecutorEnd(QueryDesc *queryDesc)
 {
-	uint64		queryId = queryDesc->plannedstmt->queryId;
+	NgExecTimer *t = ng_timer_find(queryDesc);
 
-	if (queryId != UINT64CONST(0) && queryDesc->totaltime &&
-		ng_shared != NULL && ng_enabled(nesting_level))
+	if (t && ng_shared != NULL && ng_enabled(ng_nesting_level))
 	{
 		EState	   *estate = queryDesc->estate;
 		NgSample	sample = {0};
 
-		/* finish the totaltime instrumentation (ends any running cycle) */
-		InstrEndLoop(queryDesc->totaltime);
-
+		Assert(!t->running);
 		sample.kind = NG_EXEC;
-		sample.time = queryDesc->totaltime->total * 1000.0;
+		/* as totaltime->total * 1000.0 */
+		sample.time = INSTR_TIME_GET_DOUBLE(t->counter) * 1000.0;
 		sample.rows = NG_ROWS_PROCESSED(estate);
-		sample.bufusage = &queryDesc->totaltime->bufusage;
-		sample.walusage = &queryDesc->totaltime->walusage;
+		sample.bufusage = &t->bufusage;
+		sample.walusage = &t->walusage;
 		sample.jitusage = estate->es_jit ? &estate->es_jit->instr : NULL;
 		sample.parallel_workers_to_launch = NG_PARALLEL_TO_LAUNCH(estate);
 		sample.parallel_workers_launched = NG_PARALLEL_LAUNCHED(estate);
-		ng_count(queryId, queryDesc->sourceText,
+		ng_count(queryDesc->plannedstmt->queryId, queryDesc->sourceText,
 				 queryDesc->plannedstmt->stmt_location,
 				 queryDesc->plannedstmt->stmt_len, false, &sample);
 	}
@@ -368,102 +430,6 @@ ng_ExecutorEnd(QueryDesc *queryDesc)
 		prev_ExecutorEnd(queryDesc);
 	else
 		standard_ExecutorEnd(queryDesc);
-}
-
-static void
-ng_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
-				  bool readOnlyTree, ProcessUtilityContext context,
-				  ParamListInfo params, QueryEnvironment *queryEnv,
-				  DestReceiver *dest, QueryCompletion *qc)
-{
-	Node	   *parsetree = pstmt->utilityStmt;
-	uint64		saved_queryId = pstmt->queryId;
-	int			saved_location = pstmt->stmt_location;
-	int			saved_len = pstmt->stmt_len;
-	bool		enabled = ng_shared != NULL && ng_track_utility &&
-		ng_enabled(nesting_level);
-	bool		measure = enabled && !NG_UTILITY_NOT_COUNTED(parsetree);
-	bool		bump = NG_UTILITY_BUMPS_LEVEL(parsetree, measure);
-	instr_time	start;
-	instr_time	duration;
-	BufferUsage bufusage_start;
-	WalUsage	walusage_start;
-
-	/*
-	 * The queryId is left as it is for the hooks after ours (contrib's, when
-	 * both are loaded, counts utility statements by it too; what runs inside
-	 * has queryIds of its own).  contrib's hook does zero it before calling
-	 * the next one: a statement that parse analysis gave a queryId, and that
-	 * arrives without one, gets it computed again, as parse analysis did.
-	 * Subcommands (which have no queryId of their own) are left alone.
-	 */
-	if (measure && saved_queryId == UINT64CONST(0) &&
-		context != PROCESS_UTILITY_SUBCOMMAND && IsQueryIdEnabled())
-		saved_queryId = ng_utility_queryid_compat(pstmt, queryString);
-
-	if (measure)
-	{
-		bufusage_start = pgBufferUsage;
-		walusage_start = pgWalUsage;
-		INSTR_TIME_SET_CURRENT(start);
-	}
-
-	if (bump)
-		nesting_level++;
-	PG_TRY();
-	{
-		if (prev_ProcessUtility)
-			prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-								params, queryEnv, dest, qc);
-		else
-			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-									params, queryEnv, dest, qc);
-	}
-	PG_CATCH();
-	{
-		if (bump)
-			nesting_level--;
-		if (measure && saved_queryId != UINT64CONST(0) && ng_sampled())
-		{
-			NgKey		key;
-
-			INSTR_TIME_SET_CURRENT(duration);
-			INSTR_TIME_SUBTRACT(duration, start);
-			ng_make_key(&key, saved_queryId);
-			ng_failure_note(&key, ng_failure_classify(),
-							INSTR_TIME_GET_MILLISEC(duration));
-		}
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	if (bump)
-		nesting_level--;
-
-	if (measure && saved_queryId != UINT64CONST(0))
-	{
-		BufferUsage bufusage;
-		WalUsage	walusage;
-		NgSample	sample = {0};
-
-		INSTR_TIME_SET_CURRENT(duration);
-		INSTR_TIME_SUBTRACT(duration, start);
-		memset(&bufusage, 0, sizeof(BufferUsage));
-		BufferUsageAccumDiff(&bufusage, &pgBufferUsage, &bufusage_start);
-		memset(&walusage, 0, sizeof(WalUsage));
-		WalUsageAccumDiff(&walusage, &pgWalUsage, &walusage_start);
-
-		sample.kind = NG_EXEC;
-		sample.time = INSTR_TIME_GET_MILLISEC(duration);
-		sample.rows = (qc && (qc->commandTag == CMDTAG_COPY ||
-							  qc->commandTag == CMDTAG_FETCH ||
-							  qc->commandTag == CMDTAG_SELECT ||
-							  qc->commandTag == CMDTAG_REFRESH_MATERIALIZED_VIEW)) ?
-			qc->nprocessed : 0;
-		sample.bufusage = &bufusage;
-		sample.walusage = &walusage;
-		ng_count(saved_queryId, queryString, saved_location, saved_len, true,
-				 &sample);
-	}
 }
 
 /*
@@ -489,6 +455,5 @@ ng_install_hooks(void)
 	ExecutorFinish_hook = ng_ExecutorFinish;
 	prev_ExecutorEnd = ExecutorEnd_hook;
 	ExecutorEnd_hook = ng_ExecutorEnd;
-	prev_ProcessUtility = ProcessUtility_hook;
-	ProcessUtility_hook = ng_ProcessUtility;
+	ng_install_utility_hook();
 }

@@ -34,14 +34,16 @@
 /* Bytes of main shared memory given to the DSA area's first segment */
 #define NG_DSA_INITIAL_SIZE		(1024 * 1024)
 
-/* One partition of the shared table */
+/*
+ * One partition of the shared table: two cache lines.  The first holds what
+ * tracked statements read unlocked at parse and execution, written only by
+ * resets; the second what inserts and eviction write, so that they do not
+ * invalidate the first in the caches of backends that run other statements.
+ */
 typedef struct NgSharedPartition
 {
-	LWLock	   *lock;
-	dsa_pointer buckets;		/* lock: array of nbuckets dsa_pointer */
-	uint32		nbuckets;		/* lock: a power of two, or 0 */
-	uint32		nentries;		/* lock: live entries */
-	uint32		clock_bucket;	/* lock (exclusive): eviction hand */
+	/* ---- read-mostly: read without lock on the hot path ---- */
+	LWLock	   *lock;			/* set at startup */
 
 	/*
 	 * Bumped (exclusive lock) by a full reset, and by a partial reset that
@@ -58,7 +60,18 @@ typedef struct NgSharedPartition
 	 * trusting that an entry has its text.
 	 */
 	uint32		text_epoch;
+	char		pad_read[PG_CACHE_LINE_SIZE - sizeof(LWLock *) - 2 * sizeof(uint32)];
+
+	/* ---- written by inserts and eviction, under the lock ---- */
+	dsa_pointer buckets;		/* lock: array of nbuckets dsa_pointer */
+	uint32		nbuckets;		/* lock: a power of two, or 0 */
+	uint32		nentries;		/* lock: live entries */
+	uint32		clock_bucket;	/* lock (exclusive): eviction hand */
+	char		pad_write[PG_CACHE_LINE_SIZE - sizeof(dsa_pointer) - 3 * sizeof(uint32)];
 } NgSharedPartition;
+
+StaticAssertDecl(sizeof(NgSharedPartition) == 2 * PG_CACHE_LINE_SIZE,
+				 "NgSharedPartition is two cache lines");
 
 /* Figures of the info view, under NgSharedState.mutex */
 typedef struct NgSharedStats
@@ -78,15 +91,24 @@ typedef struct NgSharedStats
 	TimestampTz stats_reset;
 } NgSharedStats;
 
-/* The fixed part in main shared memory */
+/*
+ * The fixed part in main shared memory, cache-line aligned (ShmemInitStruct).
+ * Layout: the partitions first (each two cache lines, see
+ * above), then change_generation on a line of its own (read by every tracked
+ * execution, written only by changed_since calls), then the fields that
+ * inserts, evictions, folds and text storage write.
+ */
 typedef struct NgSharedState
 {
+	NgSharedPartition partitions[NG_NUM_PARTITIONS];
+	pg_atomic_uint64 change_generation; /* advanced by each changed_since */
+	char		pad_change_generation[PG_CACHE_LINE_SIZE - sizeof(pg_atomic_uint64)];
+
 	int			dsa_tranche;	/* set by postmaster */
 	pg_atomic_uint32 entry_count;	/* live entries in all partitions */
 	pg_atomic_uint64 text_bytes;	/* DSA bytes held by texts */
 	pg_atomic_uint32 clock_partition;	/* eviction: next partition */
 	pg_atomic_uint32 losses_logged; /* NgLoss bits already logged */
-	pg_atomic_uint64 change_generation; /* advanced by each changed_since */
 	pg_atomic_uint64 folds;		/* slot folds, for the info view */
 	pg_atomic_uint32 dsa_capped;	/* 1: growth of the DSA area is blocked
 									 * (size limit 0) after a failure */
@@ -95,9 +117,12 @@ typedef struct NgSharedState
 	bool		restore_pending;	/* set by postmaster, cleared by keeper */
 	slock_t		mutex;			/* protects stats */
 	NgSharedStats stats;
-	NgSharedPartition partitions[NG_NUM_PARTITIONS];
 	/* the DSA area's first segment follows, then the slot areas */
 } NgSharedState;
+
+StaticAssertDecl(offsetof(NgSharedState, change_generation) % PG_CACHE_LINE_SIZE == 0 &&
+				 offsetof(NgSharedState, dsa_tranche) % PG_CACHE_LINE_SIZE == 0,
+				 "change_generation has a cache line of its own");
 
 extern NgSharedState *ng_shared;
 extern dsa_area *ng_area;

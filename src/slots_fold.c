@@ -32,6 +32,7 @@
 
 #include <math.h>
 
+#include "hist.h"
 #include "slots_int.h"
 
 /* where the fields after the histograms begin */

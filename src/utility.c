@@ -1,0 +1,161 @@
+/*-------------------------------------------------------------------------
+ *
+ * utility.c
+ *		The ProcessUtility hook: measures utility statements.
+ *
+ * Why a file of its own: hooks.c's executor and planner hooks are the hot
+ * path of every statement; this one, with its queryId compatibility and
+ * row counting, is only for utility statements.  Same rules as hooks.c:
+ * no lock of ours across a call into PostgreSQL, no error of ours.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/parallel.h"
+#include "executor/instrument.h"
+#include "tcop/utility.h"
+
+#include "failures.h"
+#include "measure.h"
+#include "shmem.h"
+#include "utility.h"
+
+static ProcessUtility_hook_type prev_ProcessUtility = NULL;
+
+/* rows of a utility statement, as pg_stat_statements counts them */
+static uint64
+ng_utility_rows(const QueryCompletion *qc)
+{
+	if (qc && (qc->commandTag == CMDTAG_COPY ||
+			   qc->commandTag == CMDTAG_FETCH ||
+			   qc->commandTag == CMDTAG_SELECT ||
+			   qc->commandTag == CMDTAG_REFRESH_MATERIALIZED_VIEW))
+		return qc->nprocessed;
+	return 0;
+}
+
+/* in PG_CATCH of ProcessUtility: note the failure, with its time so far */
+static void
+ng_utility_note_failure(uint64 queryId, const instr_time *start)
+{
+	NgKey		key;
+	instr_time	duration;
+
+	if (!ng_sampled())
+		return;
+	INSTR_TIME_SET_CURRENT(duration);
+	INSTR_TIME_SUBTRACT(duration, *start);
+	ng_make_key(&key, queryId);
+	ng_failure_note(&key, ng_failure_classify(),
+					INSTR_TIME_GET_MILLISEC(duration));
+}
+
+/* the next ProcessUtility hook, or the standard one */
+static inline void
+ng_utility_next(PlannedStmt *pstmt, const char *queryString,
+				bool readOnlyTree, ProcessUtilityContext context,
+				ParamListInfo params, QueryEnvironment *queryEnv,
+				DestReceiver *dest, QueryCompletion *qc)
+{
+	if (prev_ProcessUtility)
+		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+							params, queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+}
+
+static void
+ng_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
+				  bool readOnlyTree, ProcessUtilityContext context,
+				  ParamListInfo params, QueryEnvironment *queryEnv,
+				  DestReceiver *dest, QueryCompletion *qc)
+{
+	Node	   *parsetree = pstmt->utilityStmt;
+	uint64		saved_queryId = pstmt->queryId;
+	int			saved_location = pstmt->stmt_location;
+	int			saved_len = pstmt->stmt_len;
+	bool		enabled = ng_shared != NULL && ng_track_utility &&
+		ng_enabled(ng_nesting_level);
+	bool		measure = enabled && !NG_UTILITY_NOT_COUNTED(parsetree);
+	bool		bump = NG_UTILITY_BUMPS_LEVEL(parsetree, measure);
+	instr_time	start;
+	instr_time	duration;
+	BufferUsage bufusage_start;
+	WalUsage	walusage_start;
+
+	/* nothing to measure or restore (EXECUTE, PREPARE): no PG_TRY frame */
+	if (!measure && !bump)
+	{
+		ng_utility_next(pstmt, queryString, readOnlyTree, context, params,
+						queryEnv, dest, qc);
+		return;
+	}
+
+	/*
+	 * The queryId is left as it is for the hooks after ours (contrib's, when
+	 * both are loaded, counts utility statements by it too; what runs inside
+	 * has queryIds of its own).  contrib's hook does zero it before calling
+	 * the next one: a statement that parse analysis gave a queryId, and that
+	 * arrives without one, gets it computed again, as parse analysis did.
+	 * Subcommands (which have no queryId of their own) are left alone.
+	 */
+	if (measure && saved_queryId == UINT64CONST(0) &&
+		context != PROCESS_UTILITY_SUBCOMMAND && IsQueryIdEnabled())
+		saved_queryId = ng_utility_queryid_compat(pstmt, queryString);
+
+	if (measure)
+	{
+		bufusage_start = pgBufferUsage;
+		walusage_start = pgWalUsage;
+		INSTR_TIME_SET_CURRENT(start);
+	}
+
+	if (bump)
+		ng_nesting_level++;
+	PG_TRY();
+	{
+		ng_utility_next(pstmt, queryString, readOnlyTree, context, params,
+						queryEnv, dest, qc);
+	}
+	PG_CATCH();
+	{
+		if (bump)
+			ng_nesting_level--;
+		if (measure && saved_queryId != UINT64CONST(0))
+			ng_utility_note_failure(saved_queryId, &start);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	if (bump)
+		ng_nesting_level--;
+
+	if (measure && saved_queryId != UINT64CONST(0))
+	{
+		NgSample	sample = {0};
+		BufferUsage bufusage;
+		WalUsage	walusage;
+
+		INSTR_TIME_SET_CURRENT(duration);
+		INSTR_TIME_SUBTRACT(duration, start);
+		sample.kind = NG_EXEC;
+		sample.time = INSTR_TIME_GET_MILLISEC(duration);
+		sample.rows = ng_utility_rows(qc);
+		ng_usage_since(&sample, &bufusage, &bufusage_start,
+					   &walusage, &walusage_start);
+		ng_count(saved_queryId, queryString, saved_location, saved_len, true,
+				 &sample);
+	}
+}
+
+/*
+ * ng_install_utility_hook
+ *		Chain ng_ProcessUtility in front of whatever was installed before.
+ */
+void
+ng_install_utility_hook(void)
+{
+	prev_ProcessUtility = ProcessUtility_hook;
+	ProcessUtility_hook = ng_ProcessUtility;
+}
