@@ -24,6 +24,20 @@
 #include "slots_int.h"
 
 /*
+ * ng_slots_attach
+ *		Is this backend set up to count (attaching it the first time)?
+ *		False if it cannot count (library not preloaded, no shared memory,
+ *		or detached at exit).
+ */
+static inline bool
+ng_slots_attach(void)
+{
+	if (likely(ngs_attached))
+		return ng_area != NULL; /* false once detached, at backend exit */
+	return ng_slots_attach_first();
+}
+
+/*
  * slot_record
  *		Inside slot's write section: add sample, and stamp the change
  *		generation.  Returns true if a reset has voided the slot meanwhile

@@ -325,3 +325,23 @@ ng_slot_count_direct(NgLocalEntry *le, const NgSample *sample, const NgTextSourc
 	if (entry == NULL)
 		ng_note_loss(NG_LOSS_COUNTS, 1);
 }
+
+/*
+ * ng_slot_adopt_entry
+ *		For an unbound slot with counts: make sure its key has an entry, so
+ *		that folding the slot keeps the counts.  Returns true if the slot
+ *		can be folded without loss (an entry exists, or there is nothing to
+ *		keep).  With wait, waits for the partition lock (at exit).
+ */
+bool
+ng_slot_adopt_entry(int i, bool wait)
+{
+	NgSlot	   *slot = slot_at(ngs_my_area, i);
+	dsa_pointer dp;
+	bool		has_text;
+
+	if (!ng_counters_any(&slot->counters))
+		return true;
+	return ng_slot_get_entry(&slot->key, ng_key_hash(&slot->key), NULL, 0,
+							 false, wait, &dp, &has_text) != NULL;
+}

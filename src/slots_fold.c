@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * slots_fold.c
- *		Moving a slot's counters into an entry, and clearing them, touching
- *		only the histogram buckets the slot's samples can be in.
+ *		Folding: moving a slot's counters into its entry and freeing the
+ *		slot (ng_slot_release, and ng_slots_release_lru for eviction),
+ *		touching only the histogram buckets the slot's samples can be in.
  *
  * Why a file of its own: a slot usually holds a few samples when it is
  * folded (a new statement: one), yet its counters carry two histograms of
@@ -22,9 +23,13 @@
  * stops before the histograms and claims no calls; the per-kind part here
  * must stay the same as there.
  *
- * Locking.  None of its own: callers hold the lock that protects dst (the
- * entry's partition lock, exclusively) and own the slot they clear, inside
- * its write section.
+ * Locking.  A slot is folded, and zeroed, under its partition's lock held
+ * exclusively, in the same critical section, so that a reader (who holds
+ * it shared) sees each execution once; ng_slot_release takes that lock,
+ * waiting only when its caller asks to (wait = true: at exit, and for the
+ * last resort of slot_find_victim).  Pins are atomic counters, changed under
+ * the partition lock.  The unadmitted counts go into the shared stats under
+ * ng_shared->mutex.
  *
  *-------------------------------------------------------------------------
  */
@@ -32,6 +37,8 @@
 
 #include <math.h>
 
+#include "alloc.h"
+#include "evict.h"
 #include "hist.h"
 #include "slots_int.h"
 
@@ -174,4 +181,149 @@ ng_slot_clear(NgCounters *c, const int *lo, const int *hi)
 		Assert(memcmp(c, &zero, sizeof(NgCounters)) == 0);
 	}
 #endif
+}
+
+/*
+ * slot_fold_locked
+ *		Move slot i's counts into the shared table and free the slot.
+ *		Caller holds the slot's partition lock exclusively.
+ *
+ *		A bound slot adds its counts to its entry (unless the entry is dead:
+ *		a reset voided them) and drops its pin, freeing a dead entry when it
+ *		was the last.  An unbound slot adds its counts to the key's entry if
+ *		one exists by now; otherwise they go where evicted entries' counts
+ *		go (evicted_calls), and are also counted as unadmitted_calls.
+ */
+static void
+slot_fold_locked(int i)
+{
+	NgSlot	   *slot = slot_at(ngs_my_area, i);
+	NgLocalSlot *ls = &ngs_local_slots[i];
+	NgSharedPartition *part = &ng_shared->partitions[slot->partition];
+	NgCounters *counts = &slot->counters;
+	int			lo[NG_NUM_KINDS];
+	int			hi[NG_NUM_KINDS];
+
+	Assert(LWLockHeldByMeInMode(part->lock, LW_EXCLUSIVE));
+	pg_atomic_fetch_add_u64(&ng_shared->folds, 1);
+	ng_slot_hist_range(counts, lo, hi);
+	if (ls->entry != NULL)
+	{
+		NgSharedEntry *entry = ls->entry;
+
+		if (!entry->dead)
+		{
+			ng_slot_merge(&entry->counters, counts,
+						  slot->minmax_generation != entry->minmax_generation,
+						  lo, hi);
+			ng_evict_earn_usage(entry, counts->calls[NG_EXEC] + counts->calls[NG_PLAN]);
+		}
+		if (pg_atomic_sub_fetch_u32(&entry->pins, 1) == 0 && entry->dead)
+			ng_entry_release_memory(entry, slot->entry);
+	}
+	else if (slot->partition_generation == part->generation &&
+			 ng_counters_any(counts))
+	{
+		dsa_pointer dp;
+		NgSharedEntry *entry = ng_entry_lookup(part, &slot->key,
+											   ng_key_hash(&slot->key), &dp);
+
+		if (entry != NULL)
+		{
+			ng_slot_merge(&entry->counters, counts, false, lo, hi);
+			ng_evict_earn_usage(entry, counts->calls[NG_EXEC] + counts->calls[NG_PLAN]);
+		}
+		else
+		{
+			/*
+			 * The statement never got an entry (the table was full of entries
+			 * in use): its counts leave the table as an evicted entry's do,
+			 * into evicted_calls and evicted_exec_time, so that sum(calls)
+			 * plus evicted_calls still counts every execution.  Its failed
+			 * executions, which are not calls, are counted as discarded.
+			 */
+			SpinLockAcquire(&ng_shared->mutex);
+			ng_shared->stats.evicted_calls += counts->calls[NG_EXEC];
+			ng_shared->stats.evicted_exec_time += counts->total_time[NG_EXEC];
+			ng_shared->stats.unadmitted_calls += counts->calls[NG_EXEC];
+			ng_shared->stats.counts_discarded += ng_counters_failed(counts);
+			SpinLockRelease(&ng_shared->mutex);
+		}
+	}
+
+	slot_begin_write(slot);
+	slot->in_use = false;
+	slot->entry = InvalidDsaPointer;
+	ng_slot_clear(&slot->counters, lo, hi);
+	ngs_my_area->partition_of[i] = NG_SLOT_FREE;
+	slot_end_write(slot);
+
+	{
+		NgLocalEntry *le = nglocal_lookup(ngs_local_map, ls->key);
+
+		if (le != NULL)
+			le->slot = -1;
+	}
+	ls->in_use = false;
+	ls->entry = NULL;
+	ls->used = false;
+	ngs_nfree++;
+}
+
+/*
+ * ng_slot_release
+ *		Fold slot i and free it.  With wait = false, gives up (returns
+ *		false) if the partition lock is busy.  Caller holds no partition lock.
+ */
+bool
+ng_slot_release(int i, bool wait)
+{
+	NgSlot	   *slot = slot_at(ngs_my_area, i);
+	LWLock	   *lock = ng_shared->partitions[slot->partition].lock;
+
+	if (wait)
+		LWLockAcquire(lock, LW_EXCLUSIVE);
+	else if (!LWLockConditionalAcquire(lock, LW_EXCLUSIVE))
+	{
+		ng_count_stat(&ng_shared->stats.lock_misses, 1);
+		return false;
+	}
+	slot_fold_locked(i);
+	LWLockRelease(lock);
+	return true;
+}
+
+/*
+ * ng_slots_release_lru
+ *		The table is full of entries in use and a new statement needs one:
+ *		release (fold and unpin) up to n of this backend's least recently
+ *		used bound slots, without waiting, so that eviction can take the
+ *		cold ones among their entries.  Without this, backends that each
+ *		keep their last slots_per_backend statements bound could together
+ *		pin the whole table, and a workload of ever-new statements would
+ *		find nothing to evict.  Returns the number released.
+ */
+int
+ng_slots_release_lru(int n)
+{
+	int			released = 0;
+
+	if (ngs_my_area == NULL)
+		return 0;
+	while (released < n)
+	{
+		int			best = -1;
+
+		for (int i = 0; i < ng_slots_per_backend; i++)
+		{
+			if (!ngs_local_slots[i].in_use || ngs_local_slots[i].entry == NULL)
+				continue;
+			if (best < 0 || ngs_local_slots[i].last_used < ngs_local_slots[best].last_used)
+				best = i;
+		}
+		if (best < 0 || !ng_slot_release(best, false))
+			break;
+		released++;
+	}
+	return released;
 }

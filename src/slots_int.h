@@ -4,8 +4,7 @@
  *		What the slot files share among themselves: the backend-local state
  *		of this backend's slots, the slot write protocol, and the inline
  *		helpers the hot path needs.  Included by the slot*.c files only;
- *		other files use the "Functions in slots" section of
- *		pg_stat_statements_ng.h.
+ *		other files use slots.h.
  *
  * The slot files, and what each owns:
  *
@@ -13,12 +12,19 @@
  *					initialization) and the lock-free read of a slot
  *	slots_local.c	backend-local bookkeeping: the state below, recent
  *					parses, the text a new entry may get
+ *	slots_fold.c	folding a slot into its entry and releasing it (also
+ *					the least recently used bound slots, for eviction):
+ *					merging and clearing only the buckets its samples can
+ *					be in
  *	slots_entry.c	finding or creating a slot's entry, the pin a parse
- *					carries to its execution, counting without a slot area
- *	slots_bind.c	binding a slot, folding and releasing slots, the least
- *					recently used victim
- *	slots_fold.c	merging a slot's counters into an entry and clearing
- *					them, touching only the buckets its samples can be in
+ *					carries to its execution, counting without a slot area,
+ *					giving an unbound slot's key an entry before its fold
+ *	slots_bind.c	binding a slot: a free one, or the least recently used
+ *					one given up
+ *
+ * They call each other only downwards in that list (slot_area.c and
+ * slots_local.c at the bottom, slots_count.c at the top; slots_life.c
+ * calls fold and entry), which scripts/check-house.sh checks.
  *	slots_life.c	attaching (and inheriting slots), the periodic
  *					maintenance, the fold of every slot at exit
  *	slots_count.c	the hot path: counting an execution, noting a parse
@@ -243,20 +249,6 @@ text_note(NgLocalEntry *le, bool qtext_offered, bool got_entry, bool has_text)
 /* Functions in slots_life.c */
 extern bool ng_slots_attach_first(void);
 
-/*
- * ng_slots_attach
- *		Is this backend set up to count (attaching it the first time)?
- *		False if it cannot count (library not preloaded, no shared memory,
- *		or detached at exit).
- */
-static inline bool
-ng_slots_attach(void)
-{
-	if (likely(ngs_attached))
-		return ng_area != NULL; /* false once detached, at backend exit */
-	return ng_slots_attach_first();
-}
-
 /* Functions in slots_local.c */
 extern void ng_recent_note(uint64 queryid, bool has_constants,
 						   const char *normalized, int len);
@@ -276,11 +268,9 @@ extern NgSharedEntry *ng_slot_bind_entry(NgLocalEntry *le,
 										 dsa_pointer *dp);
 extern void ng_slot_count_direct(NgLocalEntry *le, const NgSample *sample,
 								 const NgTextSource *src);
+extern bool ng_slot_adopt_entry(int i, bool wait);
 
 /* Functions in slots_bind.c */
-extern bool ng_slot_release(int i, bool wait);
-extern int	ng_slots_release_lru(int n);
-extern bool ng_slot_adopt_entry(int i, bool wait);
 extern int	ng_slot_bind(NgLocalEntry *le, const NgTextSource *src);
 
 /* Functions in slots_fold.c */
@@ -288,5 +278,7 @@ extern void ng_slot_hist_range(const NgCounters *c, int *lo, int *hi);
 extern void ng_slot_merge(NgCounters *dst, const NgCounters *src,
 						  bool clear_minmax, const int *lo, const int *hi);
 extern void ng_slot_clear(NgCounters *c, const int *lo, const int *hi);
+extern bool ng_slot_release(int i, bool wait);
+extern int	ng_slots_release_lru(int n);
 
 #endif							/* SLOTS_INT_H */
