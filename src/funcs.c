@@ -46,16 +46,6 @@ PG_FUNCTION_INFO_V1(pg_stat_statements_ng_reset_1_0);
 PG_FUNCTION_INFO_V1(pg_stat_statements_ng_info_1_0);
 
 
-void
-ng_check_loaded(void)
-{
-	if (ng_shared == NULL || !ng_store_attach())
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("pg_stat_statements_ng must be loaded via \"shared_preload_libraries\""),
-				 errhint("Add pg_stat_statements_ng to shared_preload_libraries in postgresql.conf and restart the server.")));
-}
-
 /*
  * pg_stat_statements_ng(showtext boolean)
  *		Every statement's statistics: shared entries plus what backends

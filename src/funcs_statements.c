@@ -83,6 +83,21 @@ static const double stmt_fractions[] = {0.50, 0.95, 0.99};
 #define NG_NUM_FRACTIONS	lengthof(stmt_fractions)
 
 /*
+ * ng_check_loaded
+ *		Raise an ERROR unless the library was preloaded and this process can
+ *		reach the shared state: every SQL function begins with this.
+ */
+void
+ng_check_loaded(void)
+{
+	if (ng_shared == NULL || !ng_store_attach())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("pg_stat_statements_ng must be loaded via \"shared_preload_libraries\""),
+				 errhint("Add pg_stat_statements_ng to shared_preload_libraries in postgresql.conf and restart the server.")));
+}
+
+/*
  * The counters a row shows are those NgCounters has before its histograms:
  * a row copies that head only (its last_executed_at, after the histograms,
  * apart), and its percentiles computed from the histograms.
