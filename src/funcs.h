@@ -40,11 +40,4 @@ extern Datum ng_sql_statements_since(FunctionCallInfo fcinfo, NgApi api,
 									 bool showtext, int64 since,
 									 uint64 generation);
 
-extern void ng_check_loaded(void);
-extern Datum ng_sql_statements(FunctionCallInfo fcinfo, NgApi api,
-							   bool showtext);
-extern Datum ng_sql_statements_since(FunctionCallInfo fcinfo, NgApi api,
-									 bool showtext, int64 since,
-									 uint64 generation);
-
 #endif							/* NG_FUNCS_H */
