@@ -60,7 +60,16 @@ typedef struct NgSharedPartition
 	 * trusting that an entry has its text.
 	 */
 	uint32		text_epoch;
-	char		pad_read[PG_CACHE_LINE_SIZE - sizeof(LWLock *) - 2 * sizeof(uint32)];
+
+	/*
+	 * Bumped (exclusive lock), after a write barrier, whenever a reset marks
+	 * an entry of this partition dead or moves its min/max generation; read
+	 * unlocked by backends, which look at their bound entry's dead flag and
+	 * min/max generation only when this moved since they last looked: the
+	 * tracked path reads no entry.
+	 */
+	uint32		reset_epoch;
+	char		pad_read[PG_CACHE_LINE_SIZE - sizeof(LWLock *) - 3 * sizeof(uint32)];
 
 	/* ---- written by inserts and eviction, under the lock ---- */
 	dsa_pointer buckets;		/* lock: array of nbuckets dsa_pointer */

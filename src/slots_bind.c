@@ -205,7 +205,13 @@ ng_slot_bind(NgLocalEntry *le, const NgTextSource *src)
 	uint32		hash = le->hash;
 	NgSharedPartition *part = ng_partition(hash);
 	dsa_pointer dp = InvalidDsaPointer;
-	NgSharedEntry *entry = ng_slot_bind_entry(le, src, &dp);
+	uint32		reset_epoch;
+	NgSharedEntry *entry;
+
+	/* the epoch before the entry: a reset after this read moves it */
+	reset_epoch = part->reset_epoch;
+	pg_read_barrier();
+	entry = ng_slot_bind_entry(le, src, &dp);
 
 	slot_begin_write(slot);
 	slot->in_use = true;
@@ -224,6 +230,7 @@ ng_slot_bind(NgLocalEntry *le, const NgTextSource *src)
 	ngs_local_slots[i].key = le->key;
 	ngs_local_slots[i].entry = entry;
 	ngs_local_slots[i].used = false;
+	ngs_local_slots[i].reset_epoch = reset_epoch;
 	le->slot = i;
 	return i;
 }

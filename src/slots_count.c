@@ -12,8 +12,9 @@
  *
  * Locking.  Counting a statement this backend already has a slot for
  * takes no lock, no spinlock and no atomic read-modify-write: a local hash
- * lookup, three plain reads of the bound entry, and the update of our own
- * slot bracketed by its changecount.  A parse takes the partition lock
+ * lookup, two plain reads of the partition's reset epoch (the bound entry
+ * itself is read only when a reset moved it), one of the change
+ * generation, and the update of our own slot bracketed by its changecount.  A parse takes the partition lock
  * (and may wait for it) only to create an entry whose normalized text it
  * must store; one whose text is settled takes nothing.
  *
@@ -43,20 +44,32 @@ ng_slots_attach(void)
  *		generation.  Returns true if a reset has voided the slot meanwhile
  *		(removed its bound entry, or moved the partition generation of an
  *		unbound slot), in which case the sample is lost with the slot's
- *		other counts and must be counted again.
+ *		other counts and must be counted again.  With sync_minmax (the
+ *		partition's reset epoch moved since the slot last looked), first
+ *		take the bound entry's min/max generation.
+ *
+ *		A bound slot reads its entry only when the partition's reset epoch
+ *		moved: resets store dead or the min/max generation, then (after a
+ *		write barrier) bump the epoch; we read the epoch, then (after a read
+ *		barrier) the entry.
  */
 static inline bool
-slot_record(NgSlot *slot, NgSharedEntry *entry, NgSharedPartition *part,
-			const NgSample *sample)
+slot_record(NgSlot *slot, NgLocalSlot *ls, NgSharedPartition *part,
+			const NgSample *sample, bool sync_minmax)
 {
+	NgSharedEntry *entry = ls->entry;
+
 	if (entry != NULL)
 	{
-		uint32		gen = entry->minmax_generation;
-
-		if (unlikely(slot->minmax_generation != gen))
+		if (unlikely(sync_minmax))
 		{
-			ng_counters_clear_minmax(&slot->counters);
-			slot->minmax_generation = gen;
+			uint32		gen = entry->minmax_generation;
+
+			if (slot->minmax_generation != gen)
+			{
+				ng_counters_clear_minmax(&slot->counters);
+				slot->minmax_generation = gen;
+			}
 		}
 	}
 	else
@@ -85,10 +98,16 @@ slot_record(NgSlot *slot, NgSharedEntry *entry, NgSharedPartition *part,
 	/*
 	 * The same barrier orders the counts before these loads: if they show no
 	 * reset, a reset that voids this slot comes after the sample was in
-	 * place, and rightly takes it.
+	 * place, and rightly takes it.  (A reset that marked the entry dead had
+	 * bumped the epoch, behind a write barrier, before it returned.)
 	 */
 	if (entry != NULL)
+	{
+		if (likely(part->reset_epoch == ls->reset_epoch))
+			return false;
+		pg_read_barrier();
 		return entry->dead;
+	}
 	return slot->partition_generation != part->generation;
 }
 
@@ -106,7 +125,6 @@ ng_slots_count(const NgKey *key, const NgSample *sample, const NgTextSource *src
 {
 	NgLocalEntry *le;
 	NgSlot	   *slot;
-	NgSharedEntry *entry;
 	int			i;
 
 	if (!ng_slots_attach())
@@ -120,26 +138,43 @@ ng_slots_count(const NgKey *key, const NgSample *sample, const NgTextSource *src
 
 	for (int attempt = 0;; attempt++)
 	{
-		NgSharedPartition *part;
+		NgSharedPartition *part =
+			&ng_shared->partitions[ng_partition_of_hash(le->hash)];
+		bool		sync_minmax = false;
 		bool		voided;
 
 		i = le->slot;
-		if (i >= 0 && ngs_local_slots[i].entry != NULL && ngs_local_slots[i].entry->dead)
+		if (i >= 0 && ngs_local_slots[i].entry != NULL)
 		{
-			/* a reset removed the entry: its counts are void; bind anew */
-			ng_slot_release(i, true);
-			i = -1;
+			NgLocalSlot *ls = &ngs_local_slots[i];
+			uint32		epoch = part->reset_epoch;
+
+			if (unlikely(epoch != ls->reset_epoch))
+			{
+				/* a reset since we last looked: look at the entry */
+				pg_read_barrier();
+				if (ls->entry->dead)
+				{
+					/* it removed the entry: its counts are void; bind anew */
+					ng_slot_release(i, true);
+					i = -1;
+				}
+				else
+				{
+					ls->reset_epoch = epoch;
+					sync_minmax = true;
+				}
+			}
 		}
 		if (i < 0)
 			i = ng_slot_bind(le, src);
 
 		slot = slot_at(ngs_my_area, i);
-		part = &ng_shared->partitions[slot->partition];
-		entry = ngs_local_slots[i].entry;
 		slot_begin_write(slot);
 		if (NG_DEBUG_FAULT(NG_FAULT_STALL_WRITE))
 			ng_debug_stall();	/* a writer stopped mid-write (tests) */
-		voided = slot_record(slot, entry, part, sample);
+		voided = slot_record(slot, &ngs_local_slots[i], part, sample,
+							 sync_minmax);
 		slot_end_write(slot);
 
 		ngs_local_slots[i].used = true;

@@ -42,9 +42,10 @@
  * st_changecount.  A reader copies the slot between two reads of the count
  * (with read barriers) and retries until both are equal and even.  Counting
  * an execution of a tracked statement is therefore: one local hash lookup,
- * three reads of the bound entry (dead flag, min/max generation, dead flag
- * again after the sample is in), and the bracketed update: no lock, no
- * spinlock, no atomic read-modify-write.
+ * two reads of the partition's reset epoch (before, and again after the
+ * sample is in; only when it moved, the bound entry's dead flag and min/max
+ * generation), and the bracketed update: no lock, no spinlock, no atomic
+ * read-modify-write.
  *
  * Binding.  A slot counts for one key.  When it is bound to a shared entry
  * it pins the entry (store.c), which keeps eviction away from it; the pin
@@ -137,6 +138,9 @@ typedef struct NgLocalSlot
 	NgSharedEntry *entry;		/* bound entry (address), or NULL */
 	uint64		last_used;		/* ngs_use_clock at last count */
 	bool		used;			/* counted since the last maintenance */
+	uint32		reset_epoch;	/* the partition's reset_epoch when the entry
+								 * was last seen alive, with the slot's
+								 * min/max generation its own */
 } NgLocalSlot;
 
 /* ---- backend-local state (defined in slots_local.c) ---- */

@@ -72,6 +72,9 @@ slots_inherit(void)
 			dsa_get_address(ng_area, slot->entry) : NULL;
 		ngs_local_slots[i].last_used = 0;
 		ngs_local_slots[i].used = false;
+		/* not the epoch: the first count looks at the entry (dead, min/max) */
+		ngs_local_slots[i].reset_epoch =
+			~ng_shared->partitions[slot->partition].reset_epoch;
 		le = local_entry(&slot->key, ng_key_hash(&slot->key));
 		le->slot = i;
 		inherited++;

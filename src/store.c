@@ -377,5 +377,10 @@ ng_entry_drop(NgSharedPartition *part, NgSharedEntry *entry, dsa_pointer dp)
 	if (pg_atomic_read_u32(&entry->pins) == 0)
 		ng_entry_release_memory(entry, dp);
 	else
+	{
 		entry->dead = true;
+		/* bound slots' owners look at dead when the epoch moves */
+		pg_write_barrier();
+		part->reset_epoch++;
+	}
 }
