@@ -129,7 +129,7 @@ ng_slots_count(const NgKey *key, const NgSample *sample, const NgTextSource *src
 
 	if (!ng_slots_attach())
 		return;
-	le = local_entry(key, ng_key_hash(key));
+	le = local_entry_of(key);
 	if (ngs_my_area == NULL)
 	{
 		ng_slot_count_direct(le, sample, src);
@@ -214,8 +214,8 @@ ng_slots_note_parse(const NgKey *key, const NgTextSource *src)
 
 	if (!ng_slots_attach())
 		return;
-	hash = ng_key_hash(key);
-	le = local_entry(key, hash);
+	le = local_entry_of(key);
+	hash = le->hash;
 	part = ng_partition(hash);
 
 	/*

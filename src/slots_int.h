@@ -147,6 +147,7 @@ typedef struct NgLocalSlot
 
 extern NgBackendSlots *ngs_my_area; /* my slot area, or NULL */
 extern NgLocalSlot *ngs_local_slots;	/* [ng_slots_per_backend] */
+extern NgLocalEntry *ngs_last_entry;	/* see local_entry_of */
 extern nglocal_hash *ngs_local_map;
 extern uint64 ngs_use_clock;
 extern bool ngs_attached;
@@ -208,7 +209,27 @@ local_entry(const NgKey *key, uint32 hash)
 		le->text_epoch = 0;
 		le->text_missing = false;
 	}
+	ngs_last_entry = le;
 	return le;
+}
+
+/*
+ * local_entry_of
+ *		local_entry(key), without hashing or probing when key is the one the
+ *		last lookup was for: a statement's parse and its execution (and its
+ *		planning) look up the same key in a row.  ngs_last_entry is valid
+ *		until the map next changes: local_entry resets it on every insert
+ *		(after which it names the entry it returns), and the map's rebuild
+ *		clears it (slots_life.c).
+ */
+static inline NgLocalEntry *
+local_entry_of(const NgKey *key)
+{
+	NgLocalEntry *last = ngs_last_entry;
+
+	if (last != NULL && memcmp(&last->key, key, sizeof(NgKey)) == 0)
+		return last;
+	return local_entry(key, ng_key_hash(key));
 }
 
 /*
