@@ -39,7 +39,8 @@ dsa_area   *ng_area = NULL;
 Size
 ng_shmem_fixed_size(void)
 {
-	return MAXALIGN(sizeof(NgSharedState));
+	/* cache-line aligned, so that the slot areas after it are too */
+	return CACHELINEALIGN(sizeof(NgSharedState));
 }
 
 /*

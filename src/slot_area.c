@@ -20,11 +20,16 @@
 
 #include "slots_int.h"
 
+/*
+ * Each process's area starts on a cache line of its own (the areas' base is
+ * cache-line aligned, shmem.c), so that no two processes write one line.
+ */
 static Size
 slots_per_proc_size(void)
 {
-	return add_size(slots_map_size(),
-					mul_size(sizeof(NgSlot), ng_slots_per_backend));
+	return TYPEALIGN(PG_CACHE_LINE_SIZE,
+					 add_size(slots_map_size(),
+							  mul_size(sizeof(NgSlot), ng_slots_per_backend)));
 }
 
 /*
