@@ -378,8 +378,18 @@ static void
 ng_ExecutorFinish(QueryDesc *queryDesc)
 {
 	NgExecTimer *t = ng_timer_find(queryDesc);
+	bool		timed;
 
-	if (t)
+	/*
+	 * A SELECT without a data-modifying WITH has nothing to finish: no
+	 * ModifyTable node to run to completion, no AFTER trigger of its own
+	 * (what the functions it called queued, their own queries fired).  Its
+	 * ExecutorFinish is not timed: a fraction of a microsecond, and no
+	 * buffer or WAL usage, left out of total_exec_time.
+	 */
+	timed = t != NULL && (queryDesc->operation != CMD_SELECT ||
+						  queryDesc->plannedstmt->hasModifyingCTE);
+	if (timed)
 		ng_timer_start(t);
 	ng_nesting_level++;
 	PG_TRY();
@@ -397,7 +407,7 @@ ng_ExecutorFinish(QueryDesc *queryDesc)
 	}
 	PG_END_TRY();
 	ng_nesting_level--;
-	if (t)
+	if (timed)
 		ng_timer_stop(t);
 }
 
