@@ -384,8 +384,8 @@ ng_ExecutorFinish(QueryDesc *queryDesc)
 	 * A SELECT without a data-modifying WITH has nothing to finish: no
 	 * ModifyTable node to run to completion, no AFTER trigger of its own
 	 * (what the functions it called queued, their own queries fired).  Its
-	 * ExecutorFinish is not timed: a fraction of a microsecond, and no
-	 * buffer or WAL usage, left out of total_exec_time.
+	 * ExecutorFinish is not timed: a fraction of a microsecond, and no buffer
+	 * or WAL usage, left out of total_exec_time.
 	 */
 	timed = t != NULL && (queryDesc->operation != CMD_SELECT ||
 						  queryDesc->plannedstmt->hasModifyingCTE);
