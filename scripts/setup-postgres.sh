@@ -76,36 +76,113 @@ fi
 
 mkdir -p "$PGSSNG_CACHE"
 
+# source_versions SRCPKG: every version of SRCPKG the configured deb-src
+# entries list, newest first.  An index can list a version whose files the
+# mirror does not serve (yet): callers fall back to the next one.
+source_versions() {
+	apt-cache showsrc "$1" 2>/dev/null | awk '/^Version:/ {print $2}' | sort -V -r -u
+}
+
+# fetch_source SRCPKG: download the newest source of SRCPKG that can be had
+# into the current directory; print its version (upstream part).
+fetch_source() {
+	local full
+	for full in $(source_versions "$1"); do
+		if apt-get source --download-only "$1=$full" >/dev/null 2>&1; then
+			echo "${full%%-*}"
+			return 0
+		fi
+		rm -f "${1}_"*
+	done
+	return 1
+}
+
+# The versions tested last, with their upstream tarballs' sha256: taken
+# straight from the pool of the configured deb-src mirror when no version
+# its index lists can be downloaded (an index can move to a point release
+# before the mirror serves its files).
+PINNED_17="17.11 dd27f2b3c59e73ed14aa3324901242bf69a032a6347805f274e6260322d42979"
+PINNED_18="18.6 555610c24d53e4316da5b7d3fc25c279d96856d5e0e23ee308c328c5fa881d9f"
+
+# fetch_pinned MAJOR VERSION: the pinned orig tarball of MAJOR into the
+# current directory, checked against its sha256
+fetch_pinned() {
+	local major=$1 ver=$2 pin sha uri file=postgresql-$1_$2.orig.tar.bz2
+	pin=$(eval echo "\${PINNED_$major:-}")
+	[ "${pin%% *}" = "$ver" ] || return 1
+	sha=${pin#* }
+	uri=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/pg-src.sources)
+	[ -n "$uri" ] || return 1
+	python3 -c 'import sys, urllib.request; urllib.request.urlretrieve(sys.argv[1], sys.argv[2])' \
+		"$uri/pool/main/p/postgresql-$major/$file" "$file" 2>/dev/null || return 1
+	echo "$sha  $file" | sha256sum -c --quiet - || return 1
+}
+
+# build_version MAJOR FULLVERSION PREFIX: build one version from its Debian
+# source package into PREFIX; false if its source cannot be downloaded or it
+# does not build.
+build_version() {
+	local major=$1 full=$2 prefix=$3 srcpkg=postgresql-$1 ver=${2%%-*} dir rc=0
+	dir=$(mktemp -d "$PGSSNG_CACHE/build-$major.XXXXXX")
+	# each step checked: called as an if's condition, set -e does not apply
+	(
+		cd "$dir" || exit 1
+		if [ "$full" = "$ver" ]; then
+			fetch_pinned "$major" "$ver" || exit 1
+		else
+			apt-get source --download-only "$srcpkg=$full" >/dev/null 2>&1 || exit 1
+		fi
+		tar xjf "${srcpkg}_${ver}".orig.tar.bz2 || exit 1
+		cd "postgresql-$ver" || exit 1
+		./configure --prefix="$prefix" --without-icu --without-readline \
+			--enable-debug --enable-cassert --enable-tap-tests >configure.log 2>&1 ||
+			{ tail -n 30 configure.log; exit 1; }
+		make -j3 >make.log 2>&1 || { tail -n 30 make.log; exit 1; }
+		make install >/dev/null && make -C contrib install >/dev/null || exit 1
+		# contrib's regression suites are needed by the drop-in tests
+		mkdir -p "$prefix/share/pgssng-src" &&
+			cp -r contrib/pg_stat_statements "$prefix/share/pgssng-src/" || exit 1
+		# the TAP test modules, as PGXS expects them for installcheck
+		make -C src/test/perl install >/dev/null 2>&1 || true
+	) || rc=1
+	rm -rf "$dir"
+	[ $rc = 0 ] && touch "$prefix/.complete"
+	return $rc
+}
+
+# build_major MAJOR: the newest version of MAJOR that is already built here
+# or whose source can be downloaded and built, linked as $PGSSNG_CACHE/pgMAJOR
 build_major() {
-	local major=$1 srcpkg=postgresql-$1 ver dir prefix
-	ver=$(apt-cache showsrc "$srcpkg" 2>/dev/null | awk '/^Version:/ {print $2}' | sort -V | tail -n 1)
-	[ -n "$ver" ] || die "no source package $srcpkg reachable"
-	ver=${ver%%-*}
-	prefix="$PGSSNG_CACHE/pg-$ver"
-	if [ -x "$prefix/bin/postgres" ] && [ -f "$prefix/.complete" ]; then
-		log "PostgreSQL $ver already built in $prefix"
-	else
+	local major=$1 full ver prefix pin found=
+	for full in $(source_versions "postgresql-$major"); do
+		ver=${full%%-*}
+		prefix="$PGSSNG_CACHE/pg-$ver"
+		if [ -x "$prefix/bin/postgres" ] && [ -f "$prefix/.complete" ]; then
+			log "PostgreSQL $ver already built in $prefix"
+			found=1
+			break
+		fi
 		log "building PostgreSQL $ver into $prefix (a few minutes)"
-		dir=$(mktemp -d "$PGSSNG_CACHE/build-$major.XXXXXX")
-		(
-			cd "$dir"
-			apt-get source --download-only "$srcpkg" >/dev/null 2>&1
-			tar xjf "${srcpkg}_${ver}".orig.tar.bz2
-			cd "postgresql-$ver"
-			./configure --prefix="$prefix" --without-icu --without-readline \
-				--enable-debug --enable-cassert --enable-tap-tests >configure.log 2>&1 ||
-				{ tail -n 30 configure.log; exit 1; }
-			make -j3 >make.log 2>&1 || { tail -n 30 make.log; exit 1; }
-			make install >/dev/null && make -C contrib install >/dev/null
-			# contrib's regression suites are needed by the drop-in tests
-			mkdir -p "$prefix/share/pgssng-src"
-			cp -r contrib/pg_stat_statements "$prefix/share/pgssng-src/"
-			# the TAP test modules, as PGXS expects them for installcheck
-			make -C src/test/perl install >/dev/null 2>&1 || true
-		)
-		rm -rf "$dir"
-		touch "$prefix/.complete"
+		if build_version "$major" "$full" "$prefix"; then
+			found=1
+			break
+		fi
+		rm -rf "$prefix"
+		log "PostgreSQL $ver: its source could not be had or did not build; trying the one before"
+	done
+	if [ -z "$found" ]; then
+		pin=$(eval echo "\${PINNED_$major:-}")
+		ver=${pin%% *}
+		prefix="$PGSSNG_CACHE/pg-$ver"
+		if [ -n "$ver" ] && [ -x "$prefix/bin/postgres" ] && [ -f "$prefix/.complete" ]; then
+			log "PostgreSQL $ver (pinned) already built in $prefix"
+			found=1
+		elif [ -n "$ver" ]; then
+			log "building PostgreSQL $ver (pinned, from the mirror's pool) into $prefix"
+			build_version "$major" "$ver" "$prefix" && found=1
+		fi
 	fi
+	[ -n "$found" ] || die "no source package of postgresql-$major could be downloaded and built"
 	ln -sfn "$prefix" "$PGSSNG_CACHE/pg$major"
 }
 
@@ -163,7 +240,7 @@ if [ ! -x "$PGSSNG_CACHE/pgindent/pg_bsd_indent" ]; then
 	dir=$(mktemp -d "$PGSSNG_CACHE/build-indent.XXXXXX")
 	(
 		cd "$dir"
-		apt-get source --download-only postgresql-18 >/dev/null 2>&1
+		fetch_source postgresql-18 >/dev/null
 		tar xjf postgresql-18_*.orig.tar.bz2 --wildcards '*/src/tools/pg_bsd_indent/*' '*/src/tools/pgindent/*'
 		src=$(echo postgresql-18.*/src/tools)
 		pg="$PGSSNG_CACHE/pg18"
@@ -187,7 +264,7 @@ if [ ! -d "$PGSSNG_CACHE/contrib-src-15/pg_stat_statements/sql" ]; then
 	dir=$(mktemp -d "$PGSSNG_CACHE/build-src15.XXXXXX")
 	(
 		cd "$dir"
-		apt-get source --download-only postgresql-15 >/dev/null 2>&1
+		fetch_source postgresql-15 >/dev/null
 		tar xjf postgresql-15_*.orig.tar.bz2 --wildcards '*/contrib/pg_stat_statements/*'
 		mkdir -p "$PGSSNG_CACHE/contrib-src-15"
 		cp -r postgresql-15.*/contrib/pg_stat_statements "$PGSSNG_CACHE/contrib-src-15/"
