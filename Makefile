@@ -8,6 +8,7 @@ OBJS = \
 	src/alloc.o \
 	src/counters.o \
 	src/dropin.o \
+	src/entry_hist.o \
 	src/evict.o \
 	src/failures.o \
 	src/funcs.o \

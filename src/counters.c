@@ -19,7 +19,6 @@
 #include "jit/jit.h"
 
 #include "counters.h"
-#include "hist.h"
 
 /*
  * ng_counters_record_failure
@@ -41,32 +40,33 @@ ng_counters_record_failure(NgCounters *c, const NgSample *s)
 /*
  * ng_counters_record_time
  *		The duration of a successful sample of kind k: calls, mean and
- *		variance (Welford), min/max and histogram.
+ *		variance (Welford), min/max.  Its histogram bucket is the caller's
+ *		to count (hist.h).
  */
 static inline void
 ng_counters_record_time(NgCounters *c, int k, double t)
 {
 	double		old_mean = c->mean_time[k];
+	bool		had_minmax = ng_counters_has_minmax(c, k);
 
 	c->calls[k] += 1;
 	c->total_time[k] += t;
 	c->mean_time[k] += (t - old_mean) / c->calls[k];
 	c->sum_var_time[k] += (t - old_mean) * (t - c->mean_time[k]);
 
-	if (c->minmax_calls[k] == 0)
+	if (!had_minmax)
 	{
-		c->min_time[k] = t;
-		c->max_time[k] = t;
+		/* durations are never negative: -1 would mean "none" */
+		c->min_time[k] = Max(t, 0.0);
+		c->max_time[k] = Max(t, 0.0);
 	}
 	else
 	{
 		if (t < c->min_time[k])
-			c->min_time[k] = t;
+			c->min_time[k] = Max(t, 0.0);
 		if (t > c->max_time[k])
 			c->max_time[k] = t;
 	}
-	c->minmax_calls[k] += 1;
-	c->hist[k][ng_hist_bucket(t)]++;
 }
 
 /*
@@ -169,13 +169,15 @@ ng_counters_record(NgCounters *c, const NgSample *s)
 /*
  * ng_counters_merge_kind
  *		The counts of one kind (planning or execution): calls, mean and
- *		variance, histogram, min and max.
+ *		variance, min and max.
  */
 static inline void
 ng_counters_merge_kind(NgCounters *dst, const NgCounters *src, int k)
 {
 	int64		na = dst->calls[k];
 	int64		nb = src->calls[k];
+	bool		dst_minmax = ng_counters_has_minmax(dst, k);
+	bool		src_minmax = ng_counters_has_minmax(src, k);
 
 	if (nb > 0)
 	{
@@ -188,22 +190,22 @@ ng_counters_merge_kind(NgCounters *dst, const NgCounters *src, int k)
 		dst->mean_time[k] += delta * ((double) nb / n);
 		dst->calls[k] = na + nb;
 		dst->total_time[k] += src->total_time[k];
-		for (int b = 0; b < NG_HIST_BUCKETS; b++)
-			dst->hist[k][b] += src->hist[k][b];
 	}
-	if (src->minmax_calls[k] > 0)
+	if (src_minmax && dst_minmax)
 	{
-		if (dst->minmax_calls[k] == 0)
-		{
-			dst->min_time[k] = src->min_time[k];
-			dst->max_time[k] = src->max_time[k];
-		}
-		else
-		{
-			dst->min_time[k] = Min(dst->min_time[k], src->min_time[k]);
-			dst->max_time[k] = Max(dst->max_time[k], src->max_time[k]);
-		}
-		dst->minmax_calls[k] += src->minmax_calls[k];
+		dst->min_time[k] = Min(dst->min_time[k], src->min_time[k]);
+		dst->max_time[k] = Max(dst->max_time[k], src->max_time[k]);
+	}
+	else if (src_minmax)
+	{
+		dst->min_time[k] = src->min_time[k];
+		dst->max_time[k] = src->max_time[k];
+	}
+	else if (!dst_minmax)
+	{
+		/* neither has any: keep it so now that dst may have calls */
+		dst->min_time[k] = -1;
+		dst->max_time[k] = -1;
 	}
 }
 
@@ -269,8 +271,7 @@ ng_counters_clear_minmax(NgCounters *c)
 {
 	for (int k = 0; k < NG_NUM_KINDS; k++)
 	{
-		c->minmax_calls[k] = 0;
-		c->min_time[k] = 0;
-		c->max_time[k] = 0;
+		c->min_time[k] = -1;
+		c->max_time[k] = -1;
 	}
 }

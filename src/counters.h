@@ -2,8 +2,8 @@
  *
  * counters.h
  *		What is counted for a statement (counters.c): NgCounters, one
- *		sample (NgSample), recording a sample, merging two counter sets,
- *		the latency histograms.
+ *		sample (NgSample), recording a sample, merging two counter sets.
+ *		The latency histograms are hist.h's.
  *
  * Pure functions on memory the caller owns: they take no lock and touch
  * no shared state; the caller holds whatever protects the counters it
@@ -20,29 +20,19 @@
 #include "pg_stat_statements_ng.h"
 
 /*
- * Latency histograms: bucket 0 holds durations under NG_HIST_MIN_MS; bucket
- * b >= 1 holds [NG_HIST_MIN_MS * r^(b-1), NG_HIST_MIN_MS * r^b) with
- * r = NG_HIST_RATIO, up to about ten hours; the last bucket takes the rest.
- * A percentile is reported as its bucket's geometric midpoint, within
- * sqrt(r) - 1 = 4.9% of the true value.
- */
-#define NG_HIST_BUCKETS		256
-#define NG_HIST_MIN_MS		0.001
-#define NG_HIST_RATIO		1.1
-
-/*
- * Everything counted for a statement.  The same struct accumulates in a
- * slot, in a shared entry and in a reader's result, and counters.c merges
- * any two of them.  Times are in milliseconds.
+ * Everything counted for a statement but its latency histograms, which
+ * are kept apart, sparse (hist.h).  The same struct accumulates in a slot,
+ * in a shared entry and in a reader's result, and counters.c merges any two
+ * of them.  Times are in milliseconds.
  *
- * min/max are meaningful only when minmax_calls > 0: that is the number of
- * samples since the last min/max reset (a reset of min/max alone keeps the
- * mean and stddev, which span all calls).
+ * min/max are meaningful only when there are calls and min_time is not
+ * negative (ng_counters_has_minmax): a reset of min/max alone keeps the
+ * calls, mean and stddev, which span all calls, and sets min and max to -1
+ * until the next sample (durations are never negative).
  */
 typedef struct NgCounters
 {
 	int64		calls[NG_NUM_KINDS];	/* plans, calls */
-	int64		minmax_calls[NG_NUM_KINDS];
 	double		total_time[NG_NUM_KINDS];
 	double		min_time[NG_NUM_KINDS];
 	double		max_time[NG_NUM_KINDS];
@@ -88,9 +78,6 @@ typedef struct NgCounters
 	int64		failed_timeouts;
 	double		failed_time;
 
-	/* durations of successful plannings and executions, log-scaled */
-	uint32		hist[NG_NUM_KINDS][NG_HIST_BUCKETS];
-
 	/* start of the top-level statement of the last execution or failure */
 	TimestampTz last_executed_at;
 	/* the change generation when these counts last changed (see funcs.c) */
@@ -126,6 +113,13 @@ typedef struct NgSample
 extern void ng_counters_record(NgCounters *c, const NgSample *s);
 extern void ng_counters_merge(NgCounters *dst, const NgCounters *src);
 extern void ng_counters_clear_minmax(NgCounters *c);
+
+/* min/max of kind k hold samples (none since the last min/max reset) */
+static inline bool
+ng_counters_has_minmax(const NgCounters *c, int k)
+{
+	return c->calls[k] > 0 && c->min_time[k] >= 0;
+}
 
 /* executions that ended in an error, a cancel or a timeout */
 static inline int64

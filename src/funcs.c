@@ -122,11 +122,13 @@ pg_stat_statements_ng_histogram_1_0(PG_FUNCTION_ARGS)
 		hash_seq_init(&seq, rows);
 		while ((row = hash_seq_search(&seq)) != NULL)
 		{
+			NgHistView	hist = {row->hist_mask, row->hist};
+
 			if (row->key.queryid != queryid ||
 				!(allowed || row->key.userid == GetUserId()))
 				continue;
 			for (int b = 0; b < NG_HIST_BUCKETS; b++)
-				sum[b] += row->counters.hist[kind][b];
+				sum[b] += ng_hist_count(hist, kind, b);
 		}
 		hash_destroy(rows);
 	}
@@ -210,7 +212,8 @@ pg_stat_statements_ng_info_1_0(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum(stats.lock_misses);
 	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&ng_shared->folds));
 	values[i++] = Int64GetDatum((int64) pg_atomic_read_u32(&ng_shared->entry_count) *
-								(int64) sizeof(NgSharedEntry));
+								(int64) sizeof(NgSharedEntry) +
+								(int64) pg_atomic_read_u64(&ng_shared->hist_bytes));
 	values[i++] = Int64GetDatum((int64) ng_slots_shmem_size());
 	Assert(i == NG_INFO_COLS_1_0);
 	values[i++] = Int64GetDatum(stats.dsa_failures);

@@ -98,13 +98,13 @@ ng_check_loaded(void)
 }
 
 /*
- * The counters a row shows are those NgCounters has before its histograms:
- * a row copies that head only (its last_executed_at, after the histograms,
- * apart), and its percentiles computed from the histograms.
+ * The counters a row shows are those NgCounters has before its
+ * last_executed_at: a row copies that head only (last_executed_at apart),
+ * and its percentiles computed from the histograms.
  */
-#define NG_COUNTERS_HEAD	offsetof(NgCounters, hist)
-StaticAssertDecl(offsetof(NgCounters, failed_time) < offsetof(NgCounters, hist),
-				 "a row copies the counters before the histograms only");
+#define NG_COUNTERS_HEAD	offsetof(NgCounters, last_executed_at)
+StaticAssertDecl(offsetof(NgCounters, failed_time) < offsetof(NgCounters, last_executed_at),
+				 "a row copies the counters before last_executed_at only");
 
 /* A row to emit, copied under the partition lock */
 typedef struct StmtRow
@@ -141,58 +141,6 @@ typedef struct StmtRead
 	Size		maxtext;
 	Size		needtext;		/* what the texts need, when they ran out */
 } StmtRead;
-
-/* the geometric midpoint of each bucket, as ng_hist_percentiles reads it */
-static double stmt_midpoint[NG_HIST_BUCKETS];
-
-static void
-stmt_midpoints_init(void)
-{
-	if (stmt_midpoint[0] != 0.0)
-		return;
-	for (int b = 1; b < NG_HIST_BUCKETS; b++)
-		stmt_midpoint[b] = ng_hist_lower(b) * sqrt(NG_HIST_RATIO);
-	stmt_midpoint[0] = NG_HIST_MIN_MS / 2;
-}
-
-/*
- * stmt_percentiles
- *		ng_hist_percentiles for stmt_fractions, the same values, faster: one
- *		pass that stops at the last fraction, midpoints from a table.  Under
- *		the partition lock: no allocation.
- */
-static bool
-stmt_percentiles(const NgCounters *c, int kind, double *ms)
-{
-	const uint32 *hist = c->hist[kind];
-	uint64		total;
-	uint64		seen = 0;
-	int			f = 0;
-	uint64		rank[NG_NUM_FRACTIONS];
-
-	/*
-	 * Every sample adds one to calls and one to a bucket, so calls is the
-	 * histogram's total (if a bucket has wrapped, a rank can lie beyond what
-	 * the buckets hold: see the end).  Not adding the buckets up spares
-	 * reading most of them.
-	 */
-	total = (uint64) c->calls[kind];
-	if (total == 0)
-		return false;
-	for (f = 0; f < NG_NUM_FRACTIONS; f++)
-		rank[f] = Max((uint64) ceil(stmt_fractions[f] * (double) total), 1);
-	f = 0;
-	for (int b = 0; b < NG_HIST_BUCKETS && f < NG_NUM_FRACTIONS; b++)
-	{
-		seen += hist[b];
-		while (f < NG_NUM_FRACTIONS && seen >= rank[f])
-			ms[f++] = stmt_midpoint[b];
-	}
-	/* only if rounding put a rank beyond the total */
-	while (f < NG_NUM_FRACTIONS)
-		ms[f++] = ng_hist_lower(NG_HIST_BUCKETS - 1);
-	return true;
-}
 
 /*
  * stmt_shown
@@ -257,7 +205,9 @@ stmt_add(NgReader *r, const NgReadRow *in)
 	{
 		row->last_executed_at = c->last_executed_at;
 		for (int kind = 0; kind < NG_NUM_KINDS; kind++)
-			row->any_pct[kind] = stmt_percentiles(c, kind, row->pct[kind]);
+			row->any_pct[kind] =
+				ng_hist_percentiles(in->hist, kind, stmt_fractions,
+									NG_NUM_FRACTIONS, row->pct[kind]);
 	}
 	sr->nrows++;
 	return true;
@@ -304,7 +254,7 @@ emit_times(Datum *values, int *i, const NgCounters *c, NgApi api)
 {
 	for (int kind = 0; kind < NG_NUM_KINDS; kind++)
 	{
-		bool		have_minmax = c->minmax_calls[kind] > 0;
+		bool		have_minmax = ng_counters_has_minmax(c, kind);
 
 		/* before 1.8 there were no planning columns */
 		if (kind == NG_PLAN && api < NG_API_PGSS_1_8)
@@ -555,7 +505,6 @@ ng_sql_statements_since(FunctionCallInfo fcinfo, NgApi api, bool showtext,
 			LWLockRelease(ng_shared->partitions[p].lock);
 	}
 
-	stmt_midpoints_init();
 	memset(&sr, 0, sizeof(sr));
 	sr.r.showtext = showtext;
 	sr.r.row = stmt_add;

@@ -2,7 +2,8 @@
  *
  * hist.c
  *		The latency histograms' buckets: which bucket a duration falls in,
- *		a bucket's bounds, and percentiles from a histogram.
+ *		a bucket's bounds; sparse histograms (hist.h): copying, adding,
+ *		percentiles.
  *
  * Why a file of its own: the bucket of every sample is computed on the hot
  * path, and must agree exactly with the bounds that readers report.
@@ -22,8 +23,10 @@
 
 #include <math.h>
 
-#include "hist.h"
+#include "port/pg_bitutils.h"
 #include "utils/memutils.h"
+
+#include "hist.h"
 
 StaticAssertDecl(NG_HIST_BUCKETS == 256,
 				 "ng_hist_bucket's search assumes 256 buckets");
@@ -172,40 +175,148 @@ ng_hist_check(void)
 }
 
 /*
+ * ng_hist_midpoint
+ *		What a percentile in bucket b is reported as: the bucket's geometric
+ *		midpoint (for bucket 0, half its bound).
+ */
+double
+ng_hist_midpoint(int bucket)
+{
+	if (bucket == 0)
+		return NG_HIST_MIN_MS / 2;
+	return ng_hist_lower(bucket) * sqrt(NG_HIST_RATIO);
+}
+
+/* count of bucket b of kind k in h (0 where h lacks its group) */
+uint64
+ng_hist_count(NgHistView h, int kind, int bucket)
+{
+	int			at = ng_hist_slot(h.mask, kind, bucket);
+
+	return at < 0 ? 0 : h.groups[at];
+}
+
+/*
+ * ng_hist_regroup
+ *		Lay src out for dst_mask, a superset of src's mask, into dst: src's
+ *		groups copied, the others zero.
+ */
+void
+ng_hist_regroup(uint64 *dst, uint32 dst_mask, NgHistView src)
+{
+	const uint64 *from = src.groups;
+
+	Assert((src.mask & ~dst_mask) == 0);
+	for (int bit = 0; bit < 32; bit++)
+	{
+		if ((dst_mask & ((uint32) 1 << bit)) == 0)
+			continue;
+		if (src.mask & ((uint32) 1 << bit))
+		{
+			memcpy(dst, from, NG_HIST_GROUP_BYTES);
+			from += NG_HIST_GROUP_SIZE;
+		}
+		else
+			memset(dst, 0, NG_HIST_GROUP_BYTES);
+		dst += NG_HIST_GROUP_SIZE;
+	}
+}
+
+/*
+ * ng_hist_add
+ *		dst (laid out for dst_mask, a superset of src's mask) += src.
+ */
+void
+ng_hist_add(uint64 *dst, uint32 dst_mask, NgHistView src)
+{
+	const uint64 *from = src.groups;
+
+	Assert((src.mask & ~dst_mask) == 0);
+	for (int bit = 0; bit < 32; bit++)
+	{
+		if ((dst_mask & ((uint32) 1 << bit)) == 0)
+			continue;
+		if (src.mask & ((uint32) 1 << bit))
+		{
+			for (int i = 0; i < NG_HIST_GROUP_SIZE; i++)
+				dst[i] += from[i];
+			from += NG_HIST_GROUP_SIZE;
+		}
+		dst += NG_HIST_GROUP_SIZE;
+	}
+}
+
+/* the groups (their bits) n cells fall in */
+uint32
+ng_hist_cells_mask(const NgHistCell *cells, int n)
+{
+	uint32		mask = 0;
+
+	for (int c = 0; c < n; c++)
+		mask |= ng_hist_group_bit(cells[c].kind, cells[c].bucket);
+	return mask;
+}
+
+/*
+ * ng_hist_add_cells
+ *		dst (laid out for dst_mask, which has every cell's group) += n cells.
+ */
+void
+ng_hist_add_cells(uint64 *dst, uint32 dst_mask, const NgHistCell *cells, int n)
+{
+	for (int c = 0; c < n; c++)
+		dst[ng_hist_slot(dst_mask, cells[c].kind, cells[c].bucket)] +=
+			cells[c].count;
+}
+
+/*
  * ng_hist_percentiles
  *		For each of nfractions increasing fractions, the duration below which
- *		that fraction of samples falls: the geometric midpoint of the bucket
- *		holding the sample of rank ceil(fraction * total) (for bucket 0, half
- *		its bound), into ms[].  All in two passes over the buckets, since a
- *		reader computes several for each of many entries.  Returns false, and
- *		sets nothing, when there are no samples.
+ *		that fraction of kind's samples in h falls: the midpoint of the
+ *		bucket holding the sample of rank ceil(fraction * total), into ms[].
+ *		The total is the buckets' own, so a histogram that lacks samples (a
+ *		group that could not be allocated, counted in dsa_failures) still
+ *		gives percentiles of what it holds.  Two passes over the groups of
+ *		kind only.  Returns false, and sets nothing, when there are no
+ *		samples.
  */
 bool
-ng_hist_percentiles(const NgCounters *c, int kind, const double *fractions,
+ng_hist_percentiles(NgHistView h, int kind, const double *fractions,
 					int nfractions, double *ms)
 {
-	const uint32 *hist = c->hist[kind];
+	uint32		kind_bits = ((uint32) 1 << NG_HIST_GROUPS) - 1;
+	uint32		kmask = (h.mask >> (kind * NG_HIST_GROUPS)) & kind_bits;
+	const uint64 *groups = h.groups +
+		pg_popcount32(h.mask & ((((uint32) 1) << (kind * NG_HIST_GROUPS)) - 1)) *
+		NG_HIST_GROUP_SIZE;
+	int			ngroups = pg_popcount32(kmask);
 	uint64		total = 0;
 	uint64		seen = 0;
 	int			f = 0;
+	int			g = 0;
 
-	for (int b = 0; b < NG_HIST_BUCKETS; b++)
-		total += hist[b];
+	for (int i = 0; i < ngroups * NG_HIST_GROUP_SIZE; i++)
+		total += groups[i];
 	if (total == 0)
 		return false;
-	for (int b = 0; b < NG_HIST_BUCKETS && f < nfractions; b++)
+	for (int group = 0; group < NG_HIST_GROUPS && f < nfractions; group++)
 	{
-		seen += hist[b];
-		while (f < nfractions)
+		if ((kmask & ((uint32) 1 << group)) == 0)
+			continue;
+		for (int i = 0; i < NG_HIST_GROUP_SIZE && f < nfractions; i++)
 		{
-			uint64		rank = (uint64) ceil(fractions[f] * (double) total);
+			seen += groups[g * NG_HIST_GROUP_SIZE + i];
+			while (f < nfractions)
+			{
+				uint64		rank = (uint64) ceil(fractions[f] * (double) total);
 
-			Assert(f == 0 || fractions[f] >= fractions[f - 1]);
-			if (seen < Max(rank, 1))
-				break;
-			ms[f++] = b == 0 ? NG_HIST_MIN_MS / 2 :
-				ng_hist_lower(b) * sqrt(NG_HIST_RATIO);
+				Assert(f == 0 || fractions[f] >= fractions[f - 1]);
+				if (seen < Max(rank, 1))
+					break;
+				ms[f++] = ng_hist_midpoint(group * NG_HIST_GROUP_SIZE + i);
+			}
 		}
+		g++;
 	}
 	/* only if rounding put a rank beyond the total */
 	while (f < nfractions)

@@ -15,6 +15,7 @@
 #define NG_PERSIST_INTERNAL_H
 
 #include "counters.h"
+#include "hist.h"
 #include "shmem.h"
 
 #define NG_DUMP_FILE		"pg_stat/pg_stat_statements_ng.stat"
@@ -28,8 +29,10 @@
  *   2: NgSharedStats gained unadmitted_calls (104-byte header), entries
  *	    text_stored_at
  *   3: NgSharedStats gained dsa_failures (112-byte header)
+ *   4: histograms apart from NgCounters, sparse: an entry's hist_mask, and
+ *      its groups (hist.h) after the fixed part, before the text
  */
-#define NG_DUMP_FORMAT		3
+#define NG_DUMP_FORMAT		4
 
 /* The fixed part at the head of the file */
 typedef struct NgDumpHeader
@@ -42,7 +45,11 @@ typedef struct NgDumpHeader
 	uint64		nentries;
 } NgDumpHeader;
 
-/* The fixed part of each entry; its text (text_len bytes) follows */
+/*
+ * The fixed part of each entry; its histogram groups
+ * (ng_hist_groups_size(hist_mask) bytes), then its text (text_len bytes)
+ * follow
+ */
 typedef struct NgDumpEntry
 {
 	NgKey		key;
@@ -53,6 +60,7 @@ typedef struct NgDumpEntry
 	uint32		usage;
 	int32		encoding;
 	int32		text_len;		/* -1: no text */
+	uint32		hist_mask;
 } NgDumpEntry;
 
 /* persist_write.c: write every row to the file (the keeper, at shutdown) */

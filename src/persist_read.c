@@ -29,6 +29,7 @@
 
 #include "alloc.h"
 #include "counters.h"
+#include "entry_hist.h"
 #include "guc.h"
 #include "persist_internal.h"
 #include "qtext.h"
@@ -153,7 +154,8 @@ dump_read_trailer(DumpReader *r, pg_crc32c *stored)
  *		checked.  Returns NULL if it is fine, else why not.
  */
 static const char *
-persist_check_entry(DumpReader *r, NgDumpEntry *de, char **qtext)
+persist_check_entry(DumpReader *r, NgDumpEntry *de, uint64 *hist,
+					char **qtext)
 {
 	bool		nul = false;
 	char	   *tbuf = NULL;
@@ -166,10 +168,10 @@ persist_check_entry(DumpReader *r, NgDumpEntry *de, char **qtext)
 		return "invalid text length";
 	if (!PG_VALID_ENCODING(de->encoding))
 		return "invalid encoding";
-	if (de->counters.calls[NG_PLAN] < 0 || de->counters.calls[NG_EXEC] < 0 ||
-		de->counters.minmax_calls[NG_PLAN] < 0 ||
-		de->counters.minmax_calls[NG_EXEC] < 0)
+	if (de->counters.calls[NG_PLAN] < 0 || de->counters.calls[NG_EXEC] < 0)
 		return "invalid counters";
+	if (!dump_read(r, hist, ng_hist_groups_size(de->hist_mask), NULL))
+		return "truncated entry";
 	if (de->text_len < 0)
 		return NULL;
 	if (qtext != NULL)
@@ -193,12 +195,33 @@ persist_check_entry(DumpReader *r, NgDumpEntry *de, char **qtext)
 }
 
 /*
+ * persist_restore_hist
+ *		Add a saved histogram (groups for mask) to entry's.  Caller holds
+ *		the partition lock exclusively, and has the spares it may need.
+ */
+static void
+persist_restore_hist(NgSharedEntry *entry, uint32 mask, const uint64 *hist)
+{
+	NgHistView	view = {mask, hist};
+
+	for (int kind = 0; kind < NG_NUM_KINDS; kind++)
+		for (int b = 0; b < NG_HIST_BUCKETS; b++)
+		{
+			uint64		n = ng_hist_count(view, kind, b);
+
+			if (n > 0)
+				(void) ng_entry_hist_add(entry, kind, b, n);
+		}
+}
+
+/*
  * persist_restore_entry
  *		Put one saved entry into the table, merging with an entry a backend
  *		created meanwhile.  Returns false if there was no room.
  */
 static bool
-persist_restore_entry(const NgDumpEntry *de, const char *qtext)
+persist_restore_entry(const NgDumpEntry *de, const uint64 *hist,
+					  const char *qtext)
 {
 	uint32		hash = ng_key_hash(&de->key);
 	NgSharedPartition *part = ng_partition(hash);
@@ -218,6 +241,8 @@ persist_restore_entry(const NgDumpEntry *de, const char *qtext)
 			ng_note_loss(NG_LOSS_TEXT_MEMORY, 1);
 	}
 	(void) ng_entry_prepare(part);
+	(void) ng_hist_spares_fill(pg_popcount32(de->hist_mask) +
+							   NG_HIST_SPARES_KEPT);
 
 	LWLockAcquire(part->lock, LW_EXCLUSIVE);
 	dp = ng_entry_insert(part, &de->key, hash, tdp, de->text_len, de->encoding,
@@ -225,6 +250,7 @@ persist_restore_entry(const NgDumpEntry *de, const char *qtext)
 	if (DsaPointerIsValid(dp))
 	{
 		entry = dsa_get_address(ng_area, dp);
+		persist_restore_hist(entry, de->hist_mask, hist);
 		if (found)
 			ng_counters_merge(&entry->counters, &de->counters);
 		else
@@ -299,7 +325,8 @@ persist_max_file_size(void)
 	uint64		rows = (uint64) ng_max +
 		(uint64) ng_store_num_slot_procs() * ng_slots_per_backend;
 
-	return sizeof(NgDumpHeader) + rows * sizeof(NgDumpEntry) +
+	return sizeof(NgDumpHeader) +
+		rows * (sizeof(NgDumpEntry) + ng_hist_groups_size(PG_UINT32_MAX)) +
 		(uint64) ng_query_text_memory_kb * 1024 + sizeof(pg_crc32c);
 }
 
@@ -332,8 +359,9 @@ persist_validate(DumpReader *r, NgDumpHeader *hdr)
 	for (uint64 i = 0; why == NULL && i < hdr->nentries; i++)
 	{
 		NgDumpEntry de;
+		uint64		hist[NG_HIST_BUCKETS * NG_NUM_KINDS];
 
-		why = persist_check_entry(r, &de, NULL);
+		why = persist_check_entry(r, &de, hist, NULL);
 	}
 	if (why == NULL && r->left != 0)
 		why = "trailing bytes after the entries";
@@ -363,9 +391,10 @@ persist_restore_entries(DumpReader *r, uint64 nentries, int64 *restored,
 	for (uint64 i = 0; i < nentries; i++)
 	{
 		NgDumpEntry de;
+		uint64		hist[NG_HIST_BUCKETS * NG_NUM_KINDS];
 		char	   *qtext;
 
-		why = persist_check_entry(r, &de, &qtext);
+		why = persist_check_entry(r, &de, hist, &qtext);
 		if (why != NULL)
 		{
 			why = psprintf("%s, after " INT64_FORMAT " statements were restored",
@@ -373,7 +402,7 @@ persist_restore_entries(DumpReader *r, uint64 nentries, int64 *restored,
 						   *restored);
 			break;
 		}
-		if (persist_restore_entry(&de, qtext))
+		if (persist_restore_entry(&de, hist, qtext))
 			(*restored)++;
 		else
 			(*refused)++;

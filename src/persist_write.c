@@ -97,7 +97,9 @@ dump_write_rows(DumpWriter *w, uint64 count)
 			de.usage = row->usage;
 			de.encoding = row->encoding;
 			de.text_len = row->qtext ? row->qtext_len : -1;
+			de.hist_mask = row->hist_mask;
 			dump_write(w, &de, sizeof(de));
+			dump_write(w, row->hist, ng_hist_groups_size(row->hist_mask));
 			if (row->qtext)
 				dump_write(w, row->qtext, row->qtext_len);
 			nentries++;

@@ -48,6 +48,7 @@
 #include "utils/wait_event.h"
 
 #include "counters.h"
+#include "entry_hist.h"
 #include "guc.h"
 #include "reader.h"
 #include "shmem.h"
@@ -57,10 +58,8 @@
 /* how long a read waits for a slot in the middle of a write (ms) */
 #define NG_READ_WAIT_MS		5000
 
-/* prefetching: how many buckets ahead, how many bytes of counters/histogram */
+/* prefetching: how many buckets ahead */
 #define NG_READ_PREFETCH		8
-#define NG_READ_PREFETCH_HEAD	448
-#define NG_READ_PREFETCH_HIST	256
 
 /* slot copies a read starts with (it doubles them when a partition has more) */
 #define NG_READ_FIRST_SLOTS	64
@@ -79,7 +78,13 @@ typedef struct NgReadScratch
 								 * -1; 2 x maxslots, a power of two */
 	bool	   *claimed;		/* per head: an entry took the key's slots */
 	uint32		mask;
+	int		   *cell_at;		/* per slot: its first cell in cells[] */
+	NgHistCell *cells;			/* the slots' histogram cells */
+	int			ncells;
+	int			maxcells;
 	NgCounters	merged;			/* an entry's counts plus its slots' */
+	uint64		entry_hist[NG_HIST_BUCKETS * NG_NUM_KINDS]; /* an entry's */
+	uint64		merged_hist[NG_HIST_BUCKETS * NG_NUM_KINDS];	/* plus slots' */
 } NgReadScratch;
 
 /* how one pass over a partition ended */
@@ -109,6 +114,8 @@ scratch_alloc(NgReader *r, int maxslots)
 		pfree(s->next);
 		pfree(s->heads);
 		pfree(s->claimed);
+		pfree(s->cell_at);
+		pfree(s->cells);
 	}
 	while (nheads < 2 * (uint32) maxslots)
 		nheads <<= 1;
@@ -117,6 +124,11 @@ scratch_alloc(NgReader *r, int maxslots)
 	s->next = palloc(sizeof(int) * maxslots);
 	s->heads = palloc(sizeof(int) * nheads);
 	s->claimed = palloc(sizeof(bool) * nheads);
+	s->cell_at = palloc(sizeof(int) * maxslots);
+	/* room for the largest chain a slot can have, and more */
+	s->maxcells = (maxslots + ng_slots_per_backend) * NG_CELLS_PER_SLOT;
+	s->cells = MemoryContextAllocHuge(CurrentMemoryContext,
+									  sizeof(NgHistCell) * (Size) s->maxcells);
 	s->maxslots = maxslots;
 	s->mask = nheads - 1;
 	s->nslots = 0;
@@ -180,6 +192,7 @@ copy_slots(int p, NgSharedPartition *part, NgReadScratch *s, bool skip_busy,
 	int			nprocs = ng_store_num_slot_procs();
 
 	s->nslots = 0;
+	s->ncells = 0;
 	for (int proc = 0; proc < nprocs; proc++)
 	{
 		NgBackendSlots *area = ng_slots_of_proc(proc);
@@ -190,9 +203,11 @@ copy_slots(int p, NgSharedPartition *part, NgReadScratch *s, bool skip_busy,
 
 			if (area->partition_of[i] != p)
 				continue;
-			if (s->nslots == s->maxslots)
+			if (s->nslots == s->maxslots ||
+				s->ncells + (int) area->ncells > s->maxcells)
 				return NG_READ_SLOTS_FULL;
-			if (!ng_slot_try_read(ng_slot_at(area, i), copy))
+			if (!ng_slot_try_read(area, ng_slot_at(area, i), copy,
+								  &s->cells[s->ncells]))
 			{
 				if (!skip_busy)
 					return NG_READ_BUSY;
@@ -205,30 +220,44 @@ copy_slots(int p, NgSharedPartition *part, NgReadScratch *s, bool skip_busy,
 				(copy->partition_generation != part->generation ||
 				 !ng_counters_any(&copy->counters)))
 				continue;		/* counted before a reset, or empty */
+			s->cell_at[s->nslots] = s->ncells;
+			s->ncells += copy->hist_cells;
 			s->nslots++;
 		}
 	}
 	return NG_READ_DONE;
 }
 
+/* the cells of slot copy i, and how many */
+#define SLOT_CELLS(s, i)	(&(s)->cells[(s)->cell_at[i]]), (s)->slots[i].hist_cells
+
 /*
  * entry_counters
  *		The counts of the entry at cur (key at entry->key) plus those of the
  *		slots that add to it: the entry's own counters when no slot does,
- *		else the scratch's merged copy.  Under the partition lock.
+ *		else the scratch's merged copy; and the same for the histograms,
+ *		into *hist (in the scratch).  Under the partition lock.
  */
 static const NgCounters *
-entry_counters(NgReadScratch *s, const NgSharedEntry *entry, dsa_pointer cur)
+entry_counters(NgReadScratch *s, const NgSharedEntry *entry, dsa_pointer cur,
+			   NgHistView *hist)
 {
 	uint32		h;
+	uint32		mask;
 	bool		merged = false;
 
+	*hist = ng_entry_hist_copy(entry, s->entry_hist);
 	if (s->nslots == 0)
 		return &entry->counters;
 	h = key_head(s, &entry->key);
 	if (s->heads[h] < 0)
 		return &entry->counters;
 	s->claimed[h] = true;
+	mask = hist->mask;
+	for (int i = s->heads[h]; i >= 0; i = s->next[i])
+		if (!DsaPointerIsValid(s->slots[i].entry) || s->slots[i].entry == cur)
+			mask |= ng_hist_cells_mask(SLOT_CELLS(s, i));
+	ng_hist_regroup(s->merged_hist, mask, *hist);
 	for (int i = s->heads[h]; i >= 0; i = s->next[i])
 	{
 		NgSlot	   *copy = &s->slots[i];
@@ -244,7 +273,10 @@ entry_counters(NgReadScratch *s, const NgSharedEntry *entry, dsa_pointer cur)
 			s->merged = entry->counters;
 		merged = true;
 		ng_counters_merge(&s->merged, &copy->counters);
+		ng_hist_add_cells(s->merged_hist, mask, SLOT_CELLS(s, i));
 	}
+	hist->mask = mask;
+	hist->groups = s->merged_hist;
 	return merged ? &s->merged : &entry->counters;
 }
 
@@ -259,16 +291,8 @@ static inline void
 entry_prefetch(const NgSharedEntry *entry)
 {
 #if defined(__GNUC__) || defined(__clang__)
-	const char *head = (const char *) &entry->counters;
-	const char *hist = (const char *) entry->counters.hist[NG_EXEC];
-
-	__builtin_prefetch(entry);
-	for (int off = 0; off < NG_READ_PREFETCH_HEAD; off += 64)
-		__builtin_prefetch(head + off);
-	for (int off = 0; off < NG_READ_PREFETCH_HIST; off += 64)
-		__builtin_prefetch(hist + off);
-	/* after the histograms, maybe on another page */
-	__builtin_prefetch(&entry->counters.last_executed_at);
+	for (Size off = 0; off < sizeof(NgSharedEntry); off += 64)
+		__builtin_prefetch((const char *) entry + off);
 #endif
 }
 
@@ -304,7 +328,7 @@ read_entries(NgSharedPartition *part, NgReader *r)
 			row.entry = cur;
 			row.minmax_generation = entry->minmax_generation;
 			row.usage = entry->usage;
-			row.counters = entry_counters(r->scratch, entry, cur);
+			row.counters = entry_counters(r->scratch, entry, cur, &row.hist);
 			row.stats_since = entry->stats_since;
 			row.minmax_stats_since = entry->minmax_stats_since;
 			row.text_stored_at = entry->text_stored_at;
@@ -345,19 +369,27 @@ read_unbound(NgReader *r, TimestampTz now)
 	for (uint32 h = 0; h <= s->mask && s->nslots > 0; h++)
 	{
 		bool		any = false;
+		uint32		mask = 0;
 
 		if (s->heads[h] < 0 || s->claimed[h])
 			continue;
 		memset(&s->merged, 0, sizeof(NgCounters));
 		for (int i = s->heads[h]; i >= 0; i = s->next[i])
+			if (!DsaPointerIsValid(s->slots[i].entry))
+				mask |= ng_hist_cells_mask(SLOT_CELLS(s, i));
+		memset(s->merged_hist, 0, ng_hist_groups_size(mask));
+		for (int i = s->heads[h]; i >= 0; i = s->next[i])
 		{
 			if (DsaPointerIsValid(s->slots[i].entry))
 				continue;		/* bound to an entry a reset removed */
 			ng_counters_merge(&s->merged, &s->slots[i].counters);
+			ng_hist_add_cells(s->merged_hist, mask, SLOT_CELLS(s, i));
 			any = true;
 		}
 		if (!any)
 			continue;
+		row.hist.mask = mask;
+		row.hist.groups = s->merged_hist;
 		row.key = s->slots[s->heads[h]].key;
 		if (!r->row(r, &row))
 			return false;
@@ -475,6 +507,9 @@ rows_add(NgReader *r, const NgReadRow *in)
 	row->minmax_generation = in->minmax_generation;
 	row->usage = in->usage;
 	row->counters = *in->counters;
+	row->hist_mask = in->hist.mask;
+	row->hist = palloc(ng_hist_groups_size(in->hist.mask) + 1);
+	memcpy(row->hist, in->hist.groups, ng_hist_groups_size(in->hist.mask));
 	row->stats_since = in->stats_since;
 	row->minmax_stats_since = in->minmax_stats_since;
 	row->text_stored_at = in->text_stored_at;
@@ -503,6 +538,7 @@ rows_forget(NgReader *r)
 	{
 		if (row->qtext)
 			pfree(row->qtext);
+		pfree(row->hist);
 		(void) hash_search(rows, &row->key, HASH_REMOVE, NULL);
 	}
 }
@@ -543,6 +579,8 @@ ng_read_reader_free(NgReader *r)
 	pfree(s->next);
 	pfree(s->heads);
 	pfree(s->claimed);
+	pfree(s->cell_at);
+	pfree(s->cells);
 	pfree(s);
 	r->scratch = NULL;
 }

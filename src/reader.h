@@ -15,6 +15,7 @@
 #include "utils/dsa.h"
 
 #include "counters.h"
+#include "hist.h"
 
 /* One row being assembled from an entry and the slots counting for it */
 typedef struct NgRow
@@ -24,6 +25,8 @@ typedef struct NgRow
 	uint32		minmax_generation;
 	uint32		usage;
 	NgCounters	counters;
+	uint32		hist_mask;		/* the histograms, sparse (hist.h) */
+	uint64	   *hist;			/* palloc'd */
 	char	   *qtext;			/* palloc'd, or NULL */
 	int			qtext_len;
 	int			encoding;
@@ -48,6 +51,7 @@ typedef struct NgReadRow
 	uint32		minmax_generation;
 	uint32		usage;
 	const NgCounters *counters;
+	NgHistView	hist;			/* sparse (hist.h) */
 	const char *qtext;			/* NUL-terminated; NULL: none, or !showtext */
 	int			qtext_len;
 	int			encoding;

@@ -66,7 +66,7 @@ reset_voids_unbound(int p, Oid userid, Oid dbid, uint64 queryid)
 		{
 			if (area->partition_of[i] != p)
 				continue;
-			if (!ng_slot_try_read(ng_slot_at(area, i), &copy))
+			if (!ng_slot_try_read(area, ng_slot_at(area, i), &copy, NULL))
 				memcpy(&copy, ng_slot_at(area, i), sizeof(NgSlot));
 			if (copy.in_use && copy.partition == p &&
 				!DsaPointerIsValid(copy.entry) &&

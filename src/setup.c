@@ -69,6 +69,7 @@ ng_store_init_shmem(void)
 		pg_atomic_init_u32(&ng_shared->losses_logged, 0);
 		pg_atomic_init_u64(&ng_shared->change_generation, 1);
 		pg_atomic_init_u64(&ng_shared->folds, 0);
+		pg_atomic_init_u64(&ng_shared->hist_bytes, 0);
 		pg_atomic_init_u32(&ng_shared->dsa_capped, 0);
 		pg_atomic_init_u64(&ng_shared->dsa_retry_at, 0);
 		SpinLockInit(&ng_shared->mutex);

@@ -118,6 +118,8 @@ typedef struct NgSharedState
 	pg_atomic_uint64 text_bytes;	/* DSA bytes held by texts */
 	pg_atomic_uint32 clock_partition;	/* eviction: next partition */
 	pg_atomic_uint32 losses_logged; /* NgLoss bits already logged */
+	pg_atomic_uint64 hist_bytes;	/* DSA bytes held by entries' histogram
+									 * groups (entry_hist.c) */
 	pg_atomic_uint64 folds;		/* slot folds, for the info view */
 	pg_atomic_uint32 dsa_capped;	/* 1: growth of the DSA area is blocked
 									 * (size limit 0) after a failure */

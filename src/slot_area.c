@@ -27,8 +27,11 @@
 static Size
 slots_per_proc_size(void)
 {
+	Size		cells = MAXALIGN(mul_size(sizeof(NgHistCell),
+										  slots_pool_cells()));
+
 	return TYPEALIGN(PG_CACHE_LINE_SIZE,
-					 add_size(slots_map_size(),
+					 add_size(add_size(slots_map_size(), cells),
 							  mul_size(sizeof(NgSlot), ng_slots_per_backend)));
 }
 
@@ -68,33 +71,77 @@ ng_slots_init_shmem(char *base)
 
 		memset(area, 0, slots_per_proc_size());
 		area->nslots = ng_slots_per_backend;
+		area->ncells = slots_pool_cells();
 		memset(area->partition_of, NG_SLOT_FREE, ng_slots_per_backend);
+		for (int i = 0; i < ng_slots_per_backend; i++)
+			slot_at(area, i)->hist_head = NG_NO_CELL;
 	}
 }
 
 /*
+ * copy_cells
+ *		Copy slot's chain of cells from area's pool into cells[], in chain
+ *		order; returns how many.  The chain may be in the middle of a change
+ *		(the caller checks the changecount after): never follow more links
+ *		than the pool has cells, nor one outside it.
+ */
+static int
+copy_cells(NgBackendSlots *area, const NgSlot *slot, NgHistCell *cells)
+{
+	const volatile NgHistCell *pool = area_cells(area);
+	uint32		ncells = area->ncells;
+	uint32		n = 0;
+	uint32		at = ((volatile const NgSlot *) slot)->hist_head;
+
+	while (at < ncells && n < ncells)
+	{
+		cells[n].kind = pool[at].kind;
+		cells[n].bucket = pool[at].bucket;
+		cells[n].count = pool[at].count;
+		cells[n].next = NG_NO_CELL;
+		n++;
+		at = pool[at].next;
+	}
+	return n;
+}
+
+/*
  * ng_slot_try_read
- *		Copy a slot another backend may be writing, consistently.  No lock
- *		needed; the copy may be from just before or just after a concurrent
- *		change, never from the middle of one.  A write takes well under a
- *		microsecond, but its writer can be descheduled or stopped in the
- *		middle: after NG_SLOT_READ_SPINS tries, give up and return false, so
- *		that the caller, who may hold a partition lock and so cannot be
- *		interrupted, can release it before it waits (reader.c).
+ *		Copy a slot of area another backend may be writing, consistently,
+ *		with its histogram cells into cells[] (room for area->ncells; NULL:
+ *		not wanted), in chain order: copy->hist_cells says how many.  No lock needed; the copy
+ *		may be from just before or just after a concurrent change, never from
+ *		the middle of one.  A write takes well under a microsecond, but its
+ *		writer can be descheduled or stopped in the middle: after
+ *		NG_SLOT_READ_SPINS tries, give up and return false, so that the
+ *		caller, who may hold a partition lock and so cannot be interrupted,
+ *		can release it before it waits (reader.c).
+ *
+ *		A cell the slot gave back and another slot of the owner took is
+ *		written under the other slot's changecount only; but giving it back
+ *		was a change to this slot, so a copy that read it sees this slot's
+ *		count move, and retries.
  */
 bool
-ng_slot_try_read(const NgSlot *slot, NgSlot *copy)
+ng_slot_try_read(NgBackendSlots *area, const NgSlot *slot, NgSlot *copy,
+				 NgHistCell *cells)
 {
 	for (int spins = 0; spins < NG_SLOT_READ_SPINS; spins++)
 	{
 		uint32		before = ((volatile const NgSlot *) slot)->changecount;
+		int			n;
 
 		pg_read_barrier();
 		memcpy(copy, (const void *) slot, sizeof(NgSlot));
+		n = cells ? copy_cells(area, slot, cells) : copy->hist_cells;
 		pg_read_barrier();
 		if (before == ((volatile const NgSlot *) slot)->changecount &&
 			(before & 1) == 0)
+		{
+			Assert(n == copy->hist_cells);
+			copy->hist_cells = n;
 			return true;
+		}
 		pg_spin_delay();
 	}
 	return false;

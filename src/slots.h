@@ -25,10 +25,25 @@
 #include "utils/dsa.h"
 
 #include "counters.h"
+#include "hist.h"
 #include "qtext.h"
 
 /* How often (at most) a backend runs its slot maintenance, in ms */
 #define NG_MAINTENANCE_INTERVAL_MS	1000
+
+/*
+ * A slot's latency histogram is a chain of cells, one per (kind, bucket) it
+ * has counted since its last fold, taken from its process's cell pool
+ * (NgBackendSlots): about NG_CELLS_PER_SLOT per slot, shared by all the
+ * process's slots, so that a statement with a wide spread of durations can
+ * use more than one with one duration.  Cells are written by the slot's
+ * owner inside the slot's write section, like the rest of the slot.  A
+ * count that reaches PG_UINT32_MAX goes on in a new cell of the same
+ * bucket; a fold adds the cells into the entry's 64-bit groups.
+ */
+#define NG_CELLS_PER_SLOT		5
+#define NG_NO_CELL				0xFFFF
+
 
 /* A slot: counts of one statement, written by its owning backend only */
 typedef struct NgSlot
@@ -43,9 +58,11 @@ typedef struct NgSlot
 	uint32		minmax_generation;	/* entry's, when counts began */
 	bool		in_use;
 	uint8		partition;		/* of key */
+	uint16		hist_head;		/* first cell, or NG_NO_CELL */
+	uint16		hist_cells;		/* number of cells in the chain */
 	NgKey		key;
 	dsa_pointer entry;			/* bound entry, or InvalidDsaPointer */
-	NgCounters	counters;		/* since last fold */
+	NgCounters	counters;		/* since last fold, but the histogram */
 } NgSlot;
 
 /* Slot area of one process (indexed by its PGPROC number) */
@@ -54,6 +71,9 @@ typedef struct NgBackendSlots
 	uint32		nslots;			/* ng_slots_per_backend, for readers */
 	bool		active;			/* owner counts here: set at first use,
 								 * cleared at exit after folding */
+
+	uint32		ncells;			/* of the cell pool: NG_CELLS_PER_SLOT x
+								 * nslots; the pool follows the map */
 
 	/*
 	 * Which partition each slot counts for (0xFF: free).  Written by the
@@ -70,7 +90,8 @@ extern void ng_slots_init_shmem(char *base);
 extern NgBackendSlots *ng_slots_of_proc(int procno);
 extern NgSlot *ng_slot_at(NgBackendSlots *area, int index);
 #define NG_SLOT_READ_SPINS		1000
-extern bool ng_slot_try_read(const NgSlot *slot, NgSlot *copy);
+extern bool ng_slot_try_read(NgBackendSlots *area, const NgSlot *slot,
+							 NgSlot *copy, NgHistCell *cells);
 extern void ng_slots_count(const NgKey *key, const NgSample *sample,
 						   const NgTextSource *src);
 extern void ng_slots_note_parse(const NgKey *key, const NgTextSource *src);

@@ -20,6 +20,7 @@
  */
 #include "postgres.h"
 
+#include "entry_hist.h"
 #include "slots_int.h"
 
 /*
@@ -208,6 +209,13 @@ ng_slot_bind(NgLocalEntry *le, const NgTextSource *src)
 	uint32		reset_epoch;
 	NgSharedEntry *entry;
 
+	/*
+	 * Spare histogram groups for the folds of this slot and the others, made
+	 * now, when a new statement may allocate anyway: the folds at exit cannot
+	 * (slots_fold.c).
+	 */
+	(void) ng_hist_spares_fill(NG_HIST_SPARES_KEPT);
+
 	/* the epoch before the entry: a reset after this read moves it */
 	reset_epoch = part->reset_epoch;
 	pg_read_barrier();
@@ -220,7 +228,7 @@ ng_slot_bind(NgLocalEntry *le, const NgTextSource *src)
 	slot->entry = entry ? dp : InvalidDsaPointer;
 	slot->minmax_generation = entry ? entry->minmax_generation : 0;
 	slot->partition_generation = part->generation;
-	/* a free slot's counters are zero already (ng_slot_clear) */
+	/* a free slot's counters are zero, its cells none (slot_fold_locked) */
 	ngs_my_area->partition_of[i] = slot->partition;
 	slot_end_write(slot);
 

@@ -22,6 +22,7 @@
  */
 #include "postgres.h"
 
+#include "hist.h"
 #include "slots_int.h"
 
 /*
@@ -79,10 +80,13 @@ slot_record(NgSlot *slot, NgLocalSlot *ls, NgSharedPartition *part,
 		if (unlikely(slot->partition_generation != gen))
 		{
 			memset(&slot->counters, 0, sizeof(NgCounters));
+			slot_hist_clear(slot);
 			slot->partition_generation = gen;
 		}
 	}
 	ng_counters_record(&slot->counters, sample);
+	if (sample->failure == NG_SUCCEEDED)
+		slot_hist_count(slot, sample->kind, ng_hist_bucket(sample->time));
 
 	/*
 	 * Stamp the change generation, read after this write section began (a
@@ -143,6 +147,9 @@ ng_slots_count(const NgKey *key, const NgSample *sample, const NgTextSource *src
 		bool		sync_minmax = false;
 		bool		voided;
 
+		/* a sample may need a new cell: see that the pool has one */
+		if (unlikely(ngs_cells_free == 0))
+			ng_slots_reclaim_cells();
 		i = le->slot;
 		if (i >= 0 && ngs_local_slots[i].entry != NULL)
 		{

@@ -25,6 +25,7 @@
 #include "utils/timestamp.h"
 
 #include "alloc.h"
+#include "entry_hist.h"
 #include "evict.h"
 #include "qtext.h"
 #include "slots_int.h"
@@ -311,12 +312,16 @@ ng_slot_count_direct(NgLocalEntry *le, const NgSample *sample, const NgTextSourc
 							  &dp, &has_text);
 	if (qtext)
 		pfree(qtext);
+	(void) ng_hist_spares_fill(1 + NG_HIST_SPARES_KEPT);
 	LWLockAcquire(part->lock, LW_EXCLUSIVE);
 	if (entry != NULL)
 		entry = ng_entry_lookup(part, &le->key, hash, &dp);
 	if (entry != NULL)
 	{
 		ng_counters_record(&entry->counters, sample);
+		if (sample->failure == NG_SUCCEEDED)
+			(void) ng_entry_hist_add(entry, sample->kind,
+									 ng_hist_bucket(sample->time), 1);
 		entry->counters.changed_generation =
 			pg_atomic_read_u64(&ng_shared->change_generation);
 		ng_evict_earn_usage(entry, 1);

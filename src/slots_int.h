@@ -13,9 +13,8 @@
  *	slots_local.c	backend-local bookkeeping: the state below, recent
  *					parses, the text a new entry may get
  *	slots_fold.c	folding a slot into its entry and releasing it (also
- *					the least recently used bound slots, for eviction):
- *					merging and clearing only the buckets its samples can
- *					be in
+ *					the least recently used bound slots, for eviction), or
+ *					keeping it bound when its histogram cells are wanted
  *	slots_entry.c	finding or creating a slot's entry, the pin a parse
  *					carries to its execution, counting without a slot area,
  *					giving an unbound slot's key an entry before its fold
@@ -152,6 +151,9 @@ extern nglocal_hash *ngs_local_map;
 extern uint64 ngs_use_clock;
 extern bool ngs_attached;
 extern int	ngs_nfree;			/* my slots not in use */
+extern uint16 ngs_free_cell;	/* first free cell of my pool, chained */
+extern int	ngs_cells_free;		/* how many */
+extern bool ngs_exiting;		/* in the exit callback */
 
 /* ---- the slot area's layout ---- */
 
@@ -163,11 +165,27 @@ slots_map_size(void)
 					sizeof(uint8) * ng_slots_per_backend);
 }
 
-/* slot index of area (ng_slot_at, inlined for the hot path) */
+/* cells in each area's pool */
+static inline int
+slots_pool_cells(void)
+{
+	return NG_CELLS_PER_SLOT * ng_slots_per_backend;
+}
+
+/* the area's cell pool, after the map */
+static inline NgHistCell *
+area_cells(NgBackendSlots *area)
+{
+	return (NgHistCell *) ((char *) area + slots_map_size());
+}
+
+/* slot index of area (ng_slot_at, inlined for the hot path), after the pool */
 static inline NgSlot *
 slot_at(NgBackendSlots *area, int index)
 {
-	return (NgSlot *) ((char *) area + slots_map_size()) + index;
+	return (NgSlot *) ((char *) area + slots_map_size() +
+					   MAXALIGN(sizeof(NgHistCell) * slots_pool_cells())) +
+		index;
 }
 
 /* ---- the write protocol ---- */
@@ -185,6 +203,66 @@ slot_end_write(NgSlot *slot)
 	pg_write_barrier();
 	slot->changecount++;
 	Assert((slot->changecount & 1) == 0);
+}
+
+/* ---- a slot's histogram cells (slots.h) ---- */
+
+/*
+ * slot_hist_count
+ *		Count one sample of kind in bucket in slot's cells: in the cell of
+ *		that bucket, or a new one from my pool, which the caller made sure
+ *		has one (ngs_cells_free > 0).  Inside the slot's write section.
+ */
+static inline void
+slot_hist_count(NgSlot *slot, int kind, int bucket)
+{
+	NgHistCell *pool = area_cells(ngs_my_area);
+	uint16		at;
+
+	for (at = slot->hist_head; at != NG_NO_CELL; at = pool[at].next)
+	{
+		NgHistCell *cell = &pool[at];
+
+		if (cell->bucket == bucket && cell->kind == kind &&
+			likely(cell->count < PG_UINT32_MAX))
+		{
+			cell->count++;
+			return;
+		}
+	}
+	Assert(ngs_cells_free > 0 && ngs_free_cell != NG_NO_CELL);
+	at = ngs_free_cell;
+	ngs_free_cell = pool[at].next;
+	ngs_cells_free--;
+	pool[at].kind = kind;
+	pool[at].bucket = bucket;
+	pool[at].count = 1;
+	pool[at].next = slot->hist_head;
+	slot->hist_head = at;
+	slot->hist_cells++;
+}
+
+/*
+ * slot_hist_clear
+ *		Give slot's cells back to my pool.  Inside the slot's write section.
+ */
+static inline void
+slot_hist_clear(NgSlot *slot)
+{
+	NgHistCell *pool = area_cells(ngs_my_area);
+	uint16		at = slot->hist_head;
+
+	while (at != NG_NO_CELL)
+	{
+		uint16		next = pool[at].next;
+
+		pool[at].next = ngs_free_cell;
+		ngs_free_cell = at;
+		ngs_cells_free++;
+		at = next;
+	}
+	slot->hist_head = NG_NO_CELL;
+	slot->hist_cells = 0;
 }
 
 /* ---- backend-local bookkeeping ---- */
@@ -299,10 +377,8 @@ extern bool ng_slot_adopt_entry(int i, bool wait);
 extern int	ng_slot_bind(NgLocalEntry *le, const NgTextSource *src);
 
 /* Functions in slots_fold.c */
-extern void ng_slot_hist_range(const NgCounters *c, int *lo, int *hi);
-extern void ng_slot_merge(NgCounters *dst, const NgCounters *src,
-						  bool clear_minmax, const int *lo, const int *hi);
-extern void ng_slot_clear(NgCounters *c, const int *lo, const int *hi);
+extern void ng_slots_reclaim_cells(void);
+extern void ng_slots_flush_cells(void);
 extern bool ng_slot_release(int i, bool wait);
 extern int	ng_slots_release_lru(int n);
 

@@ -27,6 +27,7 @@
 #include "utils/timestamp.h"
 
 #include "alloc.h"
+#include "entry_hist.h"
 #include "evict.h"
 #include "slots_int.h"
 
@@ -34,6 +35,43 @@ static TimestampTz last_maintenance = 0;
 static bool slots_unavailable = false;
 
 static void slots_exit_callback(int code, Datum arg);
+
+/*
+ * slots_build_free_cells
+ *		Chain the cells of my pool that no slot in use holds into the free
+ *		list (at attach, after slots_inherit).  A chain is walked no further
+ *		than the pool's size.
+ */
+static void
+slots_build_free_cells(void)
+{
+	NgHistCell *pool = area_cells(ngs_my_area);
+	int			ncells = slots_pool_cells();
+	bool	   *held = palloc0(sizeof(bool) * ncells);
+
+	for (int i = 0; i < ng_slots_per_backend; i++)
+	{
+		NgSlot	   *slot = slot_at(ngs_my_area, i);
+		int			walked = 0;
+
+		if (ngs_my_area->partition_of[i] == NG_SLOT_FREE)
+			continue;
+		for (uint16 at = slot->hist_head; at < ncells && walked < ncells;
+			 at = pool[at].next, walked++)
+			held[at] = true;
+	}
+	ngs_free_cell = NG_NO_CELL;
+	ngs_cells_free = 0;
+	for (int at = ncells - 1; at >= 0; at--)
+	{
+		if (held[at])
+			continue;
+		pool[at].next = ngs_free_cell;
+		ngs_free_cell = at;
+		ngs_cells_free++;
+	}
+	pfree(held);
+}
 
 /*
  * slots_inherit
@@ -80,7 +118,14 @@ slots_inherit(void)
 		inherited++;
 	}
 	ngs_nfree = ng_slots_per_backend - inherited;
-	if (inherited > 0)
+	slots_build_free_cells();
+
+	/*
+	 * An exit that completed (active cleared) leaves slots in use only when
+	 * their histograms needed memory it could not allocate (slots_fold.c):
+	 * nothing to report then.
+	 */
+	if (inherited > 0 && ngs_my_area->active)
 		ereport(LOG,
 				(errmsg("pg_stat_statements_ng: took over %d slots that the previous backend with this process number left in use",
 						inherited),
@@ -208,6 +253,7 @@ ng_slots_maintenance(void)
 			ls->used = false;
 	}
 
+	ng_slots_flush_cells();
 	if (pg_atomic_read_u32(&ng_shared->entry_count) > (uint32) ng_max)
 		ng_evict_to_limit();
 	slots_trim_local_map();
@@ -243,6 +289,7 @@ slots_exit_callback(int code, Datum arg)
 		return;
 	AbortOutOfAnyTransaction();
 	LWLockReleaseAll();
+	ngs_exiting = true;
 	(void) ng_slot_drop_carried(true);
 	/* bound slots first: dropping their pins may make room for the others */
 	for (int i = 0; i < ng_slots_per_backend; i++)
@@ -263,6 +310,7 @@ slots_exit_callback(int code, Datum arg)
 		(void) ng_slot_adopt_entry(i, true);
 		ng_slot_release(i, true);
 	}
+	ng_hist_spares_free();
 	pg_write_barrier();
 	ngs_my_area->active = false;
 	ngs_my_area = NULL;

@@ -27,6 +27,9 @@ NgLocalEntry *ngs_last_entry = NULL;
 uint64		ngs_use_clock = 0;
 bool		ngs_attached = false;
 int			ngs_nfree = 0;
+uint16		ngs_free_cell = NG_NO_CELL;
+int			ngs_cells_free = 0;
+bool		ngs_exiting = false;
 
 /*
  * What the last few parses in this backend showed, by queryid: whether the

@@ -50,6 +50,7 @@
 #include "postgres.h"
 
 #include "alloc.h"
+#include "entry_hist.h"
 #include "guc.h"
 #include "qtext.h"
 #include "shmem.h"
@@ -344,7 +345,7 @@ ng_entry_unlink(NgSharedPartition *part, NgSharedEntry *entry, dsa_pointer dp)
 
 /*
  * ng_entry_release_memory
- *		Free an unlinked entry and its text.  Caller holds the partition
+ *		Free an unlinked entry, its text and its histograms.  Caller holds the partition
  *		lock exclusively and knows no slot is bound to the entry.
  */
 void
@@ -353,6 +354,7 @@ ng_entry_release_memory(NgSharedEntry *entry, dsa_pointer dp)
 	Assert(pg_atomic_read_u32(&entry->pins) == 0);
 	if (DsaPointerIsValid(entry->qtext))
 		ng_qtext_free(entry->qtext, entry->text_len);
+	ng_entry_hist_free(entry);
 	dsa_free(ng_area, dp);
 }
 

@@ -75,6 +75,8 @@ typedef struct NgSharedEntry
 	TimestampTz minmax_stats_since; /* partition lock */
 	TimestampTz text_stored_at; /* partition lock; 0 if no text */
 	NgCounters	counters;		/* partition lock: the folded counts */
+	uint32		hist_mask;		/* partition lock: its histogram groups */
+	dsa_pointer hist_groups;	/* partition lock: their chain (entry_hist.h) */
 } NgSharedEntry;
 
 extern uint32 ng_key_hash(const NgKey *key);

@@ -1,0 +1,180 @@
+/*-------------------------------------------------------------------------
+ *
+ * entry_hist.c
+ *		A shared entry's latency histograms: a chain of groups in DSA, each
+ *		16 buckets of one kind with 64-bit counts, made when the first
+ *		sample of the group is folded into the entry.
+ *
+ * Why a file of its own: the histograms are most of what a statement
+ * could cost in memory (256 buckets of two kinds), and a statement's
+ * durations fall in a few groups; making groups on demand, under the
+ * partition lock, without allocating there, needs the spares below.
+ *
+ * Spares.  Nothing is allocated in DSA under a partition lock (store.h),
+ * and a fold learns which groups its entry lacks only under the lock.  So
+ * a backend keeps a few groups allocated, outside any lock, in a
+ * backend-local list: before a fold takes the lock, it fills the list with
+ * as many as the entry seemed to lack (a hint read without the lock) plus
+ * NG_HIST_SPARES_KEPT, for a fold whose entry changed meanwhile and for
+ * the folds at exit, which cannot allocate (alloc.c).  Under the lock a
+ * missing group is taken from the list.  When the list is empty (DSA full:
+ * every refusal is counted in dsa_failures), the samples of that group are
+ * left out of the histogram; every other count of the statement is kept,
+ * and its percentiles come from the samples its histogram holds.
+ *
+ * Memory: an entry with g groups holds g * sizeof(NgHistGroup) bytes more
+ * than sizeof(NgSharedEntry); ng_shared->hist_bytes adds them up for the
+ * info view (entries_memory).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "alloc.h"
+#include "entry_hist.h"
+#include "shmem.h"
+
+/* backend-local: groups allocated and not yet in an entry */
+static dsa_pointer spares[NG_HIST_SPARES_MAX];
+static int	nspares = 0;
+
+/*
+ * ng_hist_spares_fill
+ *		Allocate spare groups until there are n (at most
+ *		NG_HIST_SPARES_MAX) or DSA refuses; returns how many there are.
+ *		Caller holds no partition lock.
+ */
+int
+ng_hist_spares_fill(int n)
+{
+	n = Min(n, NG_HIST_SPARES_MAX);
+	while (nspares < n && ng_dsa_can_allocate())
+	{
+		dsa_pointer dp = ng_dsa_allocate(sizeof(NgHistGroup), 0);
+
+		if (!DsaPointerIsValid(dp))
+			break;
+		spares[nspares++] = dp;
+	}
+	return nspares;
+}
+
+/*
+ * ng_hist_spares_free
+ *		Give the spares back to DSA (at exit).  No partition lock held.
+ */
+void
+ng_hist_spares_free(void)
+{
+	while (nspares > 0)
+		dsa_free(ng_area, spares[--nspares]);
+}
+
+/* the group of bit in entry's chain, or NULL */
+static NgHistGroup *
+entry_group(const NgSharedEntry *entry, uint32 bit)
+{
+	if ((entry->hist_mask & bit) == 0)
+		return NULL;
+	for (dsa_pointer dp = entry->hist_groups; DsaPointerIsValid(dp);)
+	{
+		NgHistGroup *g = dsa_get_address(ng_area, dp);
+
+		if (g->bit == bit)
+			return g;
+		dp = g->next;
+	}
+	Assert(false);				/* the mask says it is there */
+	return NULL;
+}
+
+/*
+ * ng_entry_hist_fits
+ *		Can samples in the groups of need be added to entry: it has them,
+ *		or there are spares enough to make them?  Caller holds the partition
+ *		lock, any mode.
+ */
+bool
+ng_entry_hist_fits(const NgSharedEntry *entry, uint32 need)
+{
+	return pg_popcount32(need & ~entry->hist_mask) <= nspares;
+}
+
+/*
+ * ng_entry_hist_add
+ *		Add count samples of kind in bucket to entry's histogram, making
+ *		the group from a spare if the entry has none yet.  False if it had
+ *		to be made and no spare was left: the samples are not in the
+ *		histogram.  Caller holds the partition lock exclusively.
+ */
+bool
+ng_entry_hist_add(NgSharedEntry *entry, int kind, int bucket, uint64 count)
+{
+	uint32		bit = ng_hist_group_bit(kind, bucket);
+	NgHistGroup *g = entry_group(entry, bit);
+
+	if (g == NULL)
+	{
+		dsa_pointer dp;
+
+		if (nspares == 0)
+			return false;
+		dp = spares[--nspares];
+		g = dsa_get_address(ng_area, dp);
+		memset(g, 0, sizeof(NgHistGroup));
+		g->bit = bit;
+		g->next = entry->hist_groups;
+		entry->hist_groups = dp;
+		entry->hist_mask |= bit;
+		pg_atomic_fetch_add_u64(&ng_shared->hist_bytes, sizeof(NgHistGroup));
+	}
+	g->counts[bucket % NG_HIST_GROUP_SIZE] += count;
+	return true;
+}
+
+/*
+ * ng_entry_hist_free
+ *		Free entry's groups (the entry is being freed).  Caller holds the
+ *		partition lock exclusively.
+ */
+void
+ng_entry_hist_free(NgSharedEntry *entry)
+{
+	dsa_pointer dp = entry->hist_groups;
+
+	while (DsaPointerIsValid(dp))
+	{
+		NgHistGroup *g = dsa_get_address(ng_area, dp);
+		dsa_pointer next = g->next;
+
+		dsa_free(ng_area, dp);
+		pg_atomic_fetch_sub_u64(&ng_shared->hist_bytes, sizeof(NgHistGroup));
+		dp = next;
+	}
+	entry->hist_groups = InvalidDsaPointer;
+	entry->hist_mask = 0;
+}
+
+/*
+ * ng_entry_hist_copy
+ *		entry's histograms in their sparse form (hist.h), copied into buf
+ *		(room for ng_hist_groups_size(entry->hist_mask) bytes).  Caller holds
+ *		the partition lock, any mode.
+ */
+NgHistView
+ng_entry_hist_copy(const NgSharedEntry *entry, uint64 *buf)
+{
+	NgHistView	view;
+
+	view.mask = entry->hist_mask;
+	view.groups = buf;
+	for (dsa_pointer dp = entry->hist_groups; DsaPointerIsValid(dp);)
+	{
+		const NgHistGroup *g = dsa_get_address(ng_area, dp);
+		int			at = pg_popcount32(view.mask & (g->bit - 1));
+
+		memcpy(buf + at * NG_HIST_GROUP_SIZE, g->counts, NG_HIST_GROUP_BYTES);
+		dp = g->next;
+	}
+	return view;
+}
