@@ -22,9 +22,13 @@
  * left out of the histogram; every other count of the statement is kept,
  * and its percentiles come from the samples its histogram holds.
  *
- * Memory: an entry with g groups holds g * sizeof(NgHistGroup) bytes more
- * than sizeof(NgSharedEntry); ng_shared->hist_bytes adds them up for the
- * info view (entries_memory).
+ * The first group an entry needs is held in the entry itself (nearly every
+ * statement has one; most have no other), so a fold needs a spare only for
+ * a second group and beyond.
+ *
+ * Memory: an entry with g >= 1 groups holds (g - 1) * sizeof(NgHistGroup)
+ * bytes more than sizeof(NgSharedEntry); ng_shared->hist_bytes adds them up
+ * for the info view (entries_memory).
  *
  *-------------------------------------------------------------------------
  */
@@ -70,18 +74,20 @@ ng_hist_spares_free(void)
 		dsa_free(ng_area, spares[--nspares]);
 }
 
-/* the group of bit in entry's chain, or NULL */
-static NgHistGroup *
-entry_group(const NgSharedEntry *entry, uint32 bit)
+/* the counts of entry's group of bit (in the entry, or chained), or NULL */
+static uint64 *
+entry_group(NgSharedEntry *entry, uint32 bit)
 {
 	if ((entry->hist_mask & bit) == 0)
 		return NULL;
+	if (entry->hist_first_bit == bit)
+		return entry->hist_first;
 	for (dsa_pointer dp = entry->hist_groups; DsaPointerIsValid(dp);)
 	{
 		NgHistGroup *g = dsa_get_address(ng_area, dp);
 
 		if (g->bit == bit)
-			return g;
+			return g->counts;
 		dp = g->next;
 	}
 	Assert(false);				/* the mask says it is there */
@@ -97,7 +103,11 @@ entry_group(const NgSharedEntry *entry, uint32 bit)
 bool
 ng_entry_hist_fits(const NgSharedEntry *entry, uint32 need)
 {
-	return pg_popcount32(need & ~entry->hist_mask) <= nspares;
+	int			lacking = pg_popcount32(need & ~entry->hist_mask);
+
+	if (entry->hist_first_bit == 0 && lacking > 0)
+		lacking--;				/* the first goes in the entry itself */
+	return lacking <= nspares;
 }
 
 /*
@@ -111,11 +121,20 @@ bool
 ng_entry_hist_add(NgSharedEntry *entry, int kind, int bucket, uint64 count)
 {
 	uint32		bit = ng_hist_group_bit(kind, bucket);
-	NgHistGroup *g = entry_group(entry, bit);
+	uint64	   *counts = entry_group(entry, bit);
 
-	if (g == NULL)
+	if (counts == NULL && entry->hist_first_bit == 0)
+	{
+		/* the entry's first group: in the entry itself */
+		entry->hist_first_bit = bit;
+		memset(entry->hist_first, 0, sizeof(entry->hist_first));
+		entry->hist_mask |= bit;
+		counts = entry->hist_first;
+	}
+	else if (counts == NULL)
 	{
 		dsa_pointer dp;
+		NgHistGroup *g;
 
 		if (nspares == 0)
 			return false;
@@ -127,8 +146,9 @@ ng_entry_hist_add(NgSharedEntry *entry, int kind, int bucket, uint64 count)
 		entry->hist_groups = dp;
 		entry->hist_mask |= bit;
 		pg_atomic_fetch_add_u64(&ng_shared->hist_bytes, sizeof(NgHistGroup));
+		counts = g->counts;
 	}
-	g->counts[bucket % NG_HIST_GROUP_SIZE] += count;
+	counts[bucket % NG_HIST_GROUP_SIZE] += count;
 	return true;
 }
 
@@ -153,6 +173,7 @@ ng_entry_hist_free(NgSharedEntry *entry)
 	}
 	entry->hist_groups = InvalidDsaPointer;
 	entry->hist_mask = 0;
+	entry->hist_first_bit = 0;
 }
 
 /*
@@ -168,6 +189,9 @@ ng_entry_hist_copy(const NgSharedEntry *entry, uint64 *buf)
 
 	view.mask = entry->hist_mask;
 	view.groups = buf;
+	if (entry->hist_first_bit != 0)
+		memcpy(buf + pg_popcount32(view.mask & (entry->hist_first_bit - 1)) *
+			   NG_HIST_GROUP_SIZE, entry->hist_first, NG_HIST_GROUP_BYTES);
 	for (dsa_pointer dp = entry->hist_groups; DsaPointerIsValid(dp);)
 	{
 		const NgHistGroup *g = dsa_get_address(ng_area, dp);

@@ -34,7 +34,7 @@ typedef struct NgHistGroup
 
 /* spares a backend keeps at hand for a fold at exit (see entry_hist.c) */
 #define NG_HIST_SPARES_KEPT		4
-#define NG_HIST_SPARES_MAX		32
+#define NG_HIST_SPARES_MAX		128
 
 extern int	ng_hist_spares_fill(int n);
 extern void ng_hist_spares_free(void);

@@ -148,8 +148,9 @@ dump_read_trailer(DumpReader *r, pg_crc32c *stored)
 
 /*
  * persist_check_entry
- *		Read one entry's fixed part and its text, checking every field that
- *		could make it unsafe to use.  With qtext, the text is returned in
+ *		Read one entry's fixed part, its histogram groups (into hist, room
+ *		for all of them) and its text, checking every field that could make
+ *		it unsafe to use.  With qtext, the text is returned in
  *		*qtext (palloc'd, NUL-terminated; NULL if none); without, it is only
  *		checked.  Returns NULL if it is fine, else why not.
  */
@@ -162,7 +163,8 @@ persist_check_entry(DumpReader *r, NgDumpEntry *de, uint64 *hist,
 
 	if (qtext != NULL)
 		*qtext = NULL;
-	if (!dump_read(r, de, sizeof(*de), NULL))
+	if (!dump_read(r, de, sizeof(*de), NULL) ||
+		!dump_read(r, hist, ng_hist_groups_size(de->hist_mask), NULL))
 		return "truncated entry";
 	if (de->text_len < -1 || (de->text_len >= 0 && (size_t) de->text_len > r->left))
 		return "invalid text length";
@@ -170,8 +172,6 @@ persist_check_entry(DumpReader *r, NgDumpEntry *de, uint64 *hist,
 		return "invalid encoding";
 	if (de->counters.calls[NG_PLAN] < 0 || de->counters.calls[NG_EXEC] < 0)
 		return "invalid counters";
-	if (!dump_read(r, hist, ng_hist_groups_size(de->hist_mask), NULL))
-		return "truncated entry";
 	if (de->text_len < 0)
 		return NULL;
 	if (qtext != NULL)

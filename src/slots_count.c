@@ -196,6 +196,10 @@ ng_slots_count(const NgKey *key, const NgSample *sample, const NgTextSource *src
 		if (likely(!voided) || attempt > 0)
 			break;
 	}
+
+	/* the sample opened a histogram group: see that its fold can have it */
+	if (unlikely(ngs_groups_opened > 0))
+		ng_slots_spare_groups();
 }
 
 /*

@@ -154,6 +154,8 @@ extern int	ngs_nfree;			/* my slots not in use */
 extern uint16 ngs_free_cell;	/* first free cell of my pool, chained */
 extern int	ngs_cells_free;		/* how many */
 extern bool ngs_exiting;		/* in the exit callback */
+extern int	ngs_groups_opened;	/* histogram groups my slots opened since I
+								 * last made sure of spares for them */
 
 /* ---- the slot area's layout ---- */
 
@@ -211,25 +213,34 @@ slot_end_write(NgSlot *slot)
  * slot_hist_count
  *		Count one sample of kind in bucket in slot's cells: in the cell of
  *		that bucket, or a new one from my pool, which the caller made sure
- *		has one (ngs_cells_free > 0).  Inside the slot's write section.
+ *		has one (ngs_cells_free > 0).  A new cell in a histogram group
+ *		(hist.h) the slot had no cell in is counted in ngs_groups_opened:
+ *		its fold may need a spare group (slots_fold.c).  Inside the slot's
+ *		write section.
  */
 static inline void
 slot_hist_count(NgSlot *slot, int kind, int bucket)
 {
 	NgHistCell *pool = area_cells(ngs_my_area);
 	uint16		at;
+	bool		group_seen = false;
 
 	for (at = slot->hist_head; at != NG_NO_CELL; at = pool[at].next)
 	{
 		NgHistCell *cell = &pool[at];
 
-		if (cell->bucket == bucket && cell->kind == kind &&
-			likely(cell->count < PG_UINT32_MAX))
+		if (cell->kind != kind)
+			continue;
+		if (cell->bucket == bucket && likely(cell->count < PG_UINT32_MAX))
 		{
 			cell->count++;
 			return;
 		}
+		group_seen |= (cell->bucket / NG_HIST_GROUP_SIZE ==
+					   bucket / NG_HIST_GROUP_SIZE);
 	}
+	if (!group_seen)
+		ngs_groups_opened++;
 	Assert(ngs_cells_free > 0 && ngs_free_cell != NG_NO_CELL);
 	at = ngs_free_cell;
 	ngs_free_cell = pool[at].next;
@@ -378,6 +389,7 @@ extern int	ng_slot_bind(NgLocalEntry *le, const NgTextSource *src);
 
 /* Functions in slots_fold.c */
 extern void ng_slots_reclaim_cells(void);
+extern void ng_slots_spare_groups(void);
 extern void ng_slots_flush_cells(void);
 extern bool ng_slot_release(int i, bool wait);
 extern int	ng_slots_release_lru(int n);

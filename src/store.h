@@ -26,6 +26,7 @@
 #define NG_STORE_H
 
 #include "counters.h"
+#include "hist.h"
 #include "shmem.h"
 
 /* Largest usage an entry can earn; halved by each pass of the clock */
@@ -75,8 +76,11 @@ typedef struct NgSharedEntry
 	TimestampTz minmax_stats_since; /* partition lock */
 	TimestampTz text_stored_at; /* partition lock; 0 if no text */
 	NgCounters	counters;		/* partition lock: the folded counts */
-	uint32		hist_mask;		/* partition lock: its histogram groups */
-	dsa_pointer hist_groups;	/* partition lock: their chain (entry_hist.h) */
+	/* partition lock: its histogram groups (entry_hist.h) */
+	uint32		hist_mask;		/* which there are */
+	uint32		hist_first_bit; /* the one held here, or 0 */
+	dsa_pointer hist_groups;	/* the others' chain */
+	uint64		hist_first[NG_HIST_GROUP_SIZE];
 } NgSharedEntry;
 
 extern uint32 ng_key_hash(const NgKey *key);

@@ -139,6 +139,7 @@ sub ng_file_layout
 	my $size = length($data);
 	my $body = $size - 4;
 	return undef if $body < 24;
+	my $format = unpack('L', substr($data, 4, 4));
 	my $counters_size = unpack('L', substr($data, 12, 4));
 
 	for (my $h = 24; $h <= 1024 && $h <= $body; $h += 8)
@@ -148,7 +149,9 @@ sub ng_file_layout
 		for my $e ($counters_size + 32 .. $counters_size + 128)
 		{
 			next if $e % 8;
-			for my $tl ($e - 4, $e - 8)
+			# from format 4 the fixed part ends with text_len and hist_mask,
+			# and the histogram groups (128 bytes each) come before the text
+			for my $tl ($format >= 4 ? ($e - 8) : ($e - 4, $e - 8))
 			{
 				my $pos = $h;
 				my @entries;
@@ -157,15 +160,28 @@ sub ng_file_layout
 				{
 					if ($pos + $e > $body) { $ok = 0; last; }
 					my $len = unpack('l', substr($data, $pos + $tl, 4));
-					if ($len < -1 || $pos + $e + ($len > 0 ? $len : 0) > $body)
+					my $hist = 0;
+					if ($format >= 4)
+					{
+						my $mask = unpack('L', substr($data, $pos + $e - 4, 4));
+						$hist = 128 * unpack('%32b*', pack('L', $mask));
+					}
+					if ($len < -1
+						|| $pos + $e + $hist + ($len > 0 ? $len : 0) > $body)
 					{
 						$ok = 0;
 						last;
 					}
-					my $text = $len > 0 ? substr($data, $pos + $e, $len) : '';
+					my $text =
+					  $len > 0 ? substr($data, $pos + $e + $hist, $len) : '';
 					push @entries,
-					  { at => $pos, text_len => $len, text => $text };
-					$pos += $e + ($len > 0 ? $len : 0);
+					  {
+						at => $pos,
+						hist_len => $hist,
+						text_len => $len,
+						text => $text
+					  };
+					$pos += $e + $hist + ($len > 0 ? $len : 0);
 				}
 				next unless $ok && $pos == $body;
 				return {

@@ -85,7 +85,7 @@ my $major = int($node->safe_psql('postgres', 'SHOW server_version_num') / 100);
 
 my ($magic, $format, $pg_major, $counters_size) = unpack('L4', $valid);
 is(sprintf('%08X', $magic), '4E475353', 'magic at offset 0');
-is($format, 3, 'format version 3 at offset 4');
+is($format, 4, 'format version 4 at offset 4');
 is($pg_major, $major, "server major ($major) at offset 8");
 is(crc32c(substr($valid, 0, -4)), unpack('L', substr($valid, -4)),
 	'trailer is the CRC-32C of everything before it');
@@ -105,12 +105,16 @@ cmp_ok($size, '>', 8192, 'the file is larger than 8 kB');
 # and entries of counters_size + 56 bytes before their text.  Format 2 has
 # a tenth info figure (unadmitted_calls): a 104-byte header; and entries
 # keep text_stored_at: counters_size + 64 bytes.  Format 3 has an eleventh
-# info figure (dsa_failures): a 112-byte header.  A change to
+# info figure (dsa_failures): a 112-byte header.  Format 4 takes the
+# histograms out of the counters: the fixed part ends with text_len and the
+# histogram's group mask, and the groups (128 bytes each) come before the
+# text.  A change to
 # either must come with a new format version: the loader's checks read the
 # entry count and lengths at fixed offsets, so a file of the old layout under
 # the same version is misread (rejected, if at all, for the wrong reason).
 # (Not checked in the reduced run under ASan, which is about memory safety.)
-my %layout_of_format = (1 => [ 96, 56 ], 2 => [ 104, 64 ], 3 => [ 112, 64 ]);
+my %layout_of_format =
+  (1 => [ 96, 56 ], 2 => [ 104, 64 ], 3 => [ 112, 64 ], 4 => [ 112, 64 ]);
 if ($quick)
 {
 	note "layout: header $H bytes, entry counters + " . ($E - $counters_size) . ' bytes';
@@ -193,14 +197,16 @@ push @cases,
 	qr/not a pg_stat_statements_ng file/ ],
   [ 'wrong magic, zeros', with_crc(patch($body, 0, pack('L', 0))),
 	qr/not a pg_stat_statements_ng file/ ],
-  [ 'format version 4', with_crc(patch($body, 4, pack('L', 4))),
-	qr/format version 4, expected 3/ ],
+  [ 'format version 5', with_crc(patch($body, 4, pack('L', 5))),
+	qr/format version 5, expected 4/ ],
+  [ 'format version 3', with_crc(patch($body, 4, pack('L', 3))),
+	qr/format version 3, expected 4/ ],
   [ 'format version 2', with_crc(patch($body, 4, pack('L', 2))),
-	qr/format version 2, expected 3/ ],
+	qr/format version 2, expected 4/ ],
   [ 'format version 1', with_crc(patch($body, 4, pack('L', 1))),
-	qr/format version 1, expected 3/ ],
+	qr/format version 1, expected 4/ ],
   [ 'format version 0', with_crc(patch($body, 4, pack('L', 0))),
-	qr/format version 0, expected 3/ ],
+	qr/format version 0, expected 4/ ],
   [ 'previous major', with_crc(patch($body, 8, pack('L', $major - 100))),
 	qr/written by PostgreSQL major @{[$major - 100]}, this is $major/ ],
   [ 'next major', with_crc(patch($body, 8, pack('L', $major + 100))),
@@ -210,7 +216,7 @@ push @cases,
   # the same header cases without the CRC fixed: the checksum fires first
   [ 'wrong magic, CRC not fixed', patch($valid, 0, pack('L', 0x53534E47)),
 	qr/checksum mismatch/ ],
-  [ 'format version 4, CRC not fixed', patch($valid, 4, pack('L', 4)),
+  [ 'format version 5, CRC not fixed', patch($valid, 4, pack('L', 5)),
 	qr/checksum mismatch/ ];
 
 # lengths and counts, CRC recomputed: nothing read from the file is trusted
@@ -246,8 +252,12 @@ push @cases,
 	qr/invalid encoding/ ],
   [ 'negative calls', with_crc(patch($body, $first->{at} + 32, pack('q', -5))),
 	qr/invalid counters/ ],
-  [ 'NUL in a text', with_crc(patch($body, $first->{at} + $E, "\0")),
-	qr/invalid text/ ];
+  [ 'NUL in a text',
+	with_crc(patch($body, $first->{at} + $E + $first->{hist_len}, "\0")),
+	qr/invalid text/ ],
+  [ 'histogram mask of every group',
+	with_crc(patch($body, $first->{at} + $E - 4, pack('L', 0xFFFFFFFF))),
+	qr/invalid text|truncated entry|invalid text length|invalid encoding|invalid counters|trailing bytes/ ];
 
 # bytes appended
 push @cases,

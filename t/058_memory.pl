@@ -1,8 +1,8 @@
 # What statements and slots cost in memory, exactly (issue #13), from
 # pg_stat_statements_ng_info's entries_memory and slots_memory, on x86-64:
-#  - an entry is 520 bytes plus 144 per histogram group (16 buckets of one
-#    kind) its samples fell in: 50 statements run once each hold exactly
-#    entries x (520 + 144) bytes;
+#  - an entry is 648 bytes, its first histogram group (16 buckets of one
+#    kind) included, plus 144 per further group its samples fell in: 50
+#    statements run once each hold exactly 50 x 648 bytes;
 #  - a statement whose durations spread over many buckets holds a group for
 #    each 16 of them it touched, and its histogram adds up to its calls;
 #  - a process's slot area is 32,384 bytes with 64 slots (506 per slot, cell
@@ -19,7 +19,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $entry_bytes = 520;
+my $entry_bytes = 648;
 my $group_bytes = 144;
 my $area_64 = 32384;
 my $area_8 = 4096;
@@ -58,33 +58,38 @@ sub info
 # ---- entries: one group per statement run once ----
 $node->safe_psql('postgres', 'SELECT pg_stat_statements_ng_reset()');
 $node->safe_psql('postgres',
-	join('', map { "SELECT 1 AS c$_;\n" } 1 .. 50), @measured);
+	join('', map { 'SELECT 1' . (' + 1' x $_) . ";\n" } 1 .. 50), @measured);
 wait_measured_gone();
 my ($entries, $mem) = split /\|/,
   info('entries, entries_memory');
 is($entries, 50, 'entries: the 50 statements');
-is($mem, $entries * ($entry_bytes + $group_bytes),
-	'entries_memory: 520 bytes per entry plus one 144-byte group each');
+is($mem, $entries * $entry_bytes,
+	'entries_memory: 648 bytes per entry, its one group included');
 
 # ---- a statement over many buckets: a group per 16 buckets touched ----
-my $sleeps = join('', map { sprintf("SELECT pg_sleep(%.6f);\n", 0.0005 * 1.1**$_) } 0 .. 59);
-$node->safe_psql('postgres', $sleeps, @measured);
+# 80 runs of one statement, each with 12% more rows: 1.12^79 = 7,700 times
+# more work from first to last, so its durations spread over more than 40
+# buckets of ratio 1.1 (0.6 s in all)
+my $spread_runs = join('',
+	map { sprintf("SELECT count(*) FROM generate_series(1, %d);\n", 200 * 1.12**$_) }
+	  0 .. 79);
+$node->safe_psql('postgres', $spread_runs, @measured);
 wait_measured_gone();
 my $check = q{
 SELECT (SELECT entries_memory FROM pg_stat_statements_ng_info) =
-       (SELECT count(*) * 520 + 144 * sum(g)
+       (SELECT count(*) * 648 + 144 * sum(greatest(g - 1, 0))
           FROM (SELECT (SELECT count(DISTINCT bucket / 16)
                           FROM pg_stat_statements_ng_histogram(queryid, 'exec')) AS g
                   FROM pg_stat_statements_ng) AS x)
 };
 is($node->safe_psql('postgres', $check), 't',
-	'entries_memory: 520 per entry plus 144 per group its histogram touched');
+	'entries_memory: 648 per entry plus 144 per further group it touched');
 is( $node->safe_psql(
 		'postgres', q{
 SELECT s.calls, (SELECT sum(count) FROM pg_stat_statements_ng_histogram(s.queryid, 'exec'))
-  FROM pg_stat_statements_ng s WHERE query LIKE 'SELECT pg_sleep%'}),
-	'60|60',
-	'the spread statement: 60 calls, 60 samples in its histogram');
+  FROM pg_stat_statements_ng s WHERE query LIKE '%generate_series%'}),
+	'80|80',
+	'the spread statement: 80 calls, 80 samples in its histogram');
 
 # ---- slot areas: exact per process, and per connection ----
 my $slots_20 = info('slots_memory');
@@ -105,19 +110,19 @@ is(info('slots_memory'), $slots_20 / $area_64 * $area_8,
 	'8 slots: 4,096 bytes per process');
 $node->safe_psql('postgres', 'SELECT pg_stat_statements_ng_reset()');
 my $session = $node->background_psql('postgres', @measured);
-$session->query_safe($sleeps);
+$session->query_safe($spread_runs);
 my $spread = q{
 SELECT s.calls, (SELECT sum(count) FROM pg_stat_statements_ng_histogram(s.queryid, 'exec')),
        (SELECT count(*) > 40 FROM pg_stat_statements_ng_histogram(s.queryid, 'exec'))
-  FROM pg_stat_statements_ng s WHERE query LIKE 'SELECT pg_sleep%'};
-is($node->safe_psql('postgres', $spread), '60|60|t',
-	'more buckets than the pool has cells, session running: 60 calls, 60 samples');
+  FROM pg_stat_statements_ng s WHERE query LIKE '%generate_series%'};
+is($node->safe_psql('postgres', $spread), '80|80|t',
+	'more buckets than the pool has cells, session running: 80 calls, 80 samples');
 $session->quit;
 wait_measured_gone();
-is($node->safe_psql('postgres', $spread), '60|60|t',
+is($node->safe_psql('postgres', $spread), '80|80|t',
 	'and after the session exited');
 is($node->safe_psql('postgres', $check), 't',
-	'entries_memory still 520 per entry plus 144 per group');
+	'entries_memory still 648 per entry plus 144 per further group');
 
 $node->stop;
 done_testing();
