@@ -156,6 +156,8 @@ extern int	ngs_cells_free;		/* how many */
 extern bool ngs_exiting;		/* in the exit callback */
 extern int	ngs_groups_opened;	/* histogram groups my slots opened since I
 								 * last made sure of spares for them */
+extern uint16 *ngs_cell_index;	/* [slot][kind][bucket]: its cell, or
+								 * NG_NO_CELL; NULL if not allocated */
 
 /* ---- the slot area's layout ---- */
 
@@ -210,34 +212,89 @@ slot_end_write(NgSlot *slot)
 /* ---- a slot's histogram cells (slots.h) ---- */
 
 /*
- * slot_hist_count
- *		Count one sample of kind in bucket in slot's cells: in the cell of
- *		that bucket, or a new one from my pool, which the caller made sure
- *		has one (ngs_cells_free > 0).  A new cell in a histogram group
- *		(hist.h) the slot had no cell in is counted in ngs_groups_opened:
- *		its fold may need a spare group (slots_fold.c).  Inside the slot's
- *		write section.
+ * slot_cell_index
+ *		Where this backend keeps, for each of its slots, the cell of each
+ *		(kind, bucket): ngs_cell_index, or NULL when it could not be
+ *		allocated (then cells are found by walking the slot's chain).
  */
-static inline void
-slot_hist_count(NgSlot *slot, int kind, int bucket)
+static inline uint16 *
+slot_cell_index(NgSlot *slot)
+{
+	if (ngs_cell_index == NULL)
+		return NULL;
+	return ngs_cell_index + (slot - slot_at(ngs_my_area, 0)) *
+		(NG_NUM_KINDS * NG_HIST_BUCKETS);
+}
+
+/* does slot have a cell in bucket's group (hist.h)?  By the index. */
+static inline bool
+slot_has_group(const uint16 *index, int kind, int bucket)
+{
+	const uint16 *group = index + kind * NG_HIST_BUCKETS +
+		bucket / NG_HIST_GROUP_SIZE * NG_HIST_GROUP_SIZE;
+
+	for (int b = 0; b < NG_HIST_GROUP_SIZE; b++)
+		if (group[b] != NG_NO_CELL)
+			return true;
+	return false;
+}
+
+/*
+ * slot_hist_find
+ *		slot's cell of (kind, bucket) with room for one more, or NG_NO_CELL;
+ *		*group_seen: whether slot has a cell in the bucket's group.
+ */
+static inline uint16
+slot_hist_find(NgSlot *slot, const uint16 *index, int kind, int bucket,
+			   bool *group_seen)
 {
 	NgHistCell *pool = area_cells(ngs_my_area);
 	uint16		at;
-	bool		group_seen = false;
 
+	if (likely(index != NULL))
+	{
+		at = index[kind * NG_HIST_BUCKETS + bucket];
+		if (likely(at != NG_NO_CELL) && likely(pool[at].count < PG_UINT32_MAX))
+			return at;
+		*group_seen = at != NG_NO_CELL || slot_has_group(index, kind, bucket);
+		return NG_NO_CELL;
+	}
+	*group_seen = false;
 	for (at = slot->hist_head; at != NG_NO_CELL; at = pool[at].next)
 	{
 		NgHistCell *cell = &pool[at];
 
 		if (cell->kind != kind)
 			continue;
-		if (cell->bucket == bucket && likely(cell->count < PG_UINT32_MAX))
-		{
-			cell->count++;
-			return;
-		}
-		group_seen |= (cell->bucket / NG_HIST_GROUP_SIZE ==
-					   bucket / NG_HIST_GROUP_SIZE);
+		if (cell->bucket == bucket && cell->count < PG_UINT32_MAX)
+			return at;
+		*group_seen |= (cell->bucket / NG_HIST_GROUP_SIZE ==
+						bucket / NG_HIST_GROUP_SIZE);
+	}
+	return NG_NO_CELL;
+}
+
+/*
+ * slot_hist_count
+ *		Count one sample of kind in bucket in slot's cells: in the cell of
+ *		that bucket (found through the backend-local index), or a new one
+ *		from my pool, which the caller made sure has one (ngs_cells_free >
+ *		0).  A new cell in a histogram group (hist.h) the slot had no cell in
+ *		is counted in ngs_groups_opened: its fold may need a spare group
+ *		(slots_fold.c).  Inside the slot's write section.
+ */
+static inline void
+slot_hist_count(NgSlot *slot, int kind, int bucket)
+{
+	NgHistCell *pool = area_cells(ngs_my_area);
+	uint16	   *index = slot_cell_index(slot);
+	bool		group_seen;
+	uint16		at = slot_hist_find(slot, index, kind, bucket, &group_seen);
+
+	if (likely(at != NG_NO_CELL))
+	{
+		pool[at].count++;
+		return;
 	}
 	if (!group_seen)
 		ngs_groups_opened++;
@@ -251,22 +308,29 @@ slot_hist_count(NgSlot *slot, int kind, int bucket)
 	pool[at].next = slot->hist_head;
 	slot->hist_head = at;
 	slot->hist_cells++;
+	if (index != NULL)
+		index[kind * NG_HIST_BUCKETS + bucket] = at;
 }
 
 /*
  * slot_hist_clear
- *		Give slot's cells back to my pool.  Inside the slot's write section.
+ *		Give slot's cells back to my pool (and forget them in the index).
+ *		Inside the slot's write section.
  */
 static inline void
 slot_hist_clear(NgSlot *slot)
 {
 	NgHistCell *pool = area_cells(ngs_my_area);
+	uint16	   *index = slot_cell_index(slot);
 	uint16		at = slot->hist_head;
 
 	while (at != NG_NO_CELL)
 	{
 		uint16		next = pool[at].next;
 
+		if (index != NULL)
+			index[pool[at].kind * NG_HIST_BUCKETS + pool[at].bucket] =
+				NG_NO_CELL;
 		pool[at].next = ngs_free_cell;
 		ngs_free_cell = at;
 		ngs_cells_free++;

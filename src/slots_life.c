@@ -60,6 +60,28 @@ slots_build_free_cells(void)
 			 at = pool[at].next, walked++)
 			held[at] = true;
 	}
+	/* the index of the cells (slots_int.h); without it, chains are walked */
+	ngs_cell_index = MemoryContextAllocExtended(TopMemoryContext,
+												sizeof(uint16) * NG_NUM_KINDS * NG_HIST_BUCKETS *
+												ng_slots_per_backend,
+												MCXT_ALLOC_NO_OOM);
+	if (ngs_cell_index != NULL)
+		memset(ngs_cell_index, 0xFF,
+			   sizeof(uint16) * NG_NUM_KINDS * NG_HIST_BUCKETS *
+			   ng_slots_per_backend);
+	for (int i = 0; i < ng_slots_per_backend && ngs_cell_index != NULL; i++)
+	{
+		NgSlot	   *slot = slot_at(ngs_my_area, i);
+		uint16	   *index = slot_cell_index(slot);
+		int			walked = 0;
+
+		if (ngs_my_area->partition_of[i] == NG_SLOT_FREE)
+			continue;
+		for (uint16 at = slot->hist_head; at < ncells && walked < ncells;
+			 at = pool[at].next, walked++)
+			index[pool[at].kind * NG_HIST_BUCKETS + pool[at].bucket] = at;
+	}
+
 	ngs_free_cell = NG_NO_CELL;
 	ngs_cells_free = 0;
 	for (int at = ncells - 1; at >= 0; at--)

@@ -31,6 +31,7 @@ uint16		ngs_free_cell = NG_NO_CELL;
 int			ngs_cells_free = 0;
 bool		ngs_exiting = false;
 int			ngs_groups_opened = 0;
+uint16	   *ngs_cell_index = NULL;
 
 /*
  * What the last few parses in this backend showed, by queryid: whether the
