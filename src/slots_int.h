@@ -39,7 +39,9 @@
  * bracketed by two increments of slot->changecount, plain stores separated
  * from the change by pg_write_barrier(), as backend_status.c does for
  * st_changecount.  A reader copies the slot between two reads of the count
- * (with read barriers) and retries until both are equal and even.  Counting
+ * (with read barriers) and retries until both are equal and even.  A
+ * slot's histogram cells (slots.h) are written the same way, inside the
+ * slot's write section, and copied with it.  Counting
  * an execution of a tracked statement is therefore: one local hash lookup,
  * two reads of the partition's reset epoch (before, and again after the
  * sample is in; only when it moved, the bound entry's dead flag and min/max
