@@ -40,7 +40,7 @@
 
 /* backend-local: groups allocated and not yet in an entry */
 static dsa_pointer spares[NG_HIST_SPARES_MAX];
-static int	nspares = 0;
+int			ng_hist_nspares = 0;
 
 /*
  * ng_hist_spares_fill
@@ -52,15 +52,15 @@ int
 ng_hist_spares_fill(int n)
 {
 	n = Min(n, NG_HIST_SPARES_MAX);
-	while (nspares < n && ng_dsa_can_allocate())
+	while (ng_hist_nspares < n && ng_dsa_can_allocate())
 	{
 		dsa_pointer dp = ng_dsa_allocate(sizeof(NgHistGroup), 0);
 
 		if (!DsaPointerIsValid(dp))
 			break;
-		spares[nspares++] = dp;
+		spares[ng_hist_nspares++] = dp;
 	}
-	return nspares;
+	return ng_hist_nspares;
 }
 
 /*
@@ -70,8 +70,8 @@ ng_hist_spares_fill(int n)
 void
 ng_hist_spares_free(void)
 {
-	while (nspares > 0)
-		dsa_free(ng_area, spares[--nspares]);
+	while (ng_hist_nspares > 0)
+		dsa_free(ng_area, spares[--ng_hist_nspares]);
 }
 
 /* the counts of entry's group of bit (in the entry, or chained), or NULL */
@@ -107,7 +107,7 @@ ng_entry_hist_fits(const NgSharedEntry *entry, uint32 need)
 
 	if (entry->hist_first_bit == 0 && lacking > 0)
 		lacking--;				/* the first goes in the entry itself */
-	return lacking <= nspares;
+	return lacking <= ng_hist_nspares;
 }
 
 /*
@@ -136,9 +136,9 @@ ng_entry_hist_add(NgSharedEntry *entry, int kind, int bucket, uint64 count)
 		dsa_pointer dp;
 		NgHistGroup *g;
 
-		if (nspares == 0)
+		if (ng_hist_nspares == 0)
 			return false;
-		dp = spares[--nspares];
+		dp = spares[--ng_hist_nspares];
 		g = dsa_get_address(ng_area, dp);
 		memset(g, 0, sizeof(NgHistGroup));
 		g->bit = bit;

@@ -36,6 +36,7 @@ typedef struct NgHistGroup
 #define NG_HIST_SPARES_KEPT		4
 #define NG_HIST_SPARES_MAX		128
 
+extern int	ng_hist_nspares;	/* backend-local: spares at hand */
 extern int	ng_hist_spares_fill(int n);
 extern void ng_hist_spares_free(void);
 extern bool ng_entry_hist_fits(const NgSharedEntry *entry, uint32 need);

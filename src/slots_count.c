@@ -22,6 +22,7 @@
  */
 #include "postgres.h"
 
+#include "entry_hist.h"
 #include "hist.h"
 #include "slots_int.h"
 
@@ -37,6 +38,29 @@ ng_slots_attach(void)
 	if (likely(ngs_attached))
 		return ng_area != NULL; /* false once detached, at backend exit */
 	return ng_slots_attach_first();
+}
+
+/*
+ * slot_owe_group
+ *		ls's slot has its first cell in the group of (kind, bucket): if its
+ *		entry lacks that group, and it is not the one the entry will hold in
+ *		itself (the entry has none yet, and this is the slot's only cell),
+ *		the fold will need a spare group (entry_hist.c).
+ *		Reads the entry's mask without a lock: a hint, which at worst makes
+ *		a spare too many, or leaves a fold at exit to the next backend
+ *		(slots_fold.c).  An unbound slot may need one.
+ */
+static void
+slot_owe_group(const NgSlot *slot, NgLocalSlot *ls, int kind, int bucket)
+{
+	NgSharedEntry *entry = ls->entry;
+
+	if (entry != NULL &&
+		((entry->hist_first_bit == 0 && slot->hist_cells == 1) ||
+		 ng_entry_hist_lacks(entry, ng_hist_group_bit(kind, bucket)) == 0))
+		return;
+	ls->spares_owed++;
+	ngs_spares_owed++;
 }
 
 /*
@@ -86,7 +110,12 @@ slot_record(NgSlot *slot, NgLocalSlot *ls, NgSharedPartition *part,
 	}
 	ng_counters_record(&slot->counters, sample);
 	if (sample->failure == NG_SUCCEEDED)
-		slot_hist_count(slot, sample->kind, ng_hist_bucket(sample->time));
+	{
+		int			bucket = ng_hist_bucket(sample->time);
+
+		if (unlikely(slot_hist_count(slot, sample->kind, bucket)))
+			slot_owe_group(slot, ls, sample->kind, bucket);
+	}
 
 	/*
 	 * Stamp the change generation, read after this write section began (a
@@ -197,9 +226,9 @@ ng_slots_count(const NgKey *key, const NgSample *sample, const NgTextSource *src
 			break;
 	}
 
-	/* the sample opened a histogram group: see that its fold can have it */
-	if (unlikely(ngs_groups_opened > 0))
-		ng_slots_spare_groups();
+	/* a group a fold will have to make: see that there is a spare for it */
+	if (unlikely(ngs_spares_owed > ng_hist_nspares))
+		(void) ng_hist_spares_fill(ngs_spares_owed + NG_HIST_SPARES_KEPT);
 }
 
 /*

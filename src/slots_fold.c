@@ -265,42 +265,6 @@ slot_flush(int i, bool wait)
 }
 
 /*
- * ng_slots_spare_groups
- *		A slot of mine opened a histogram group (ngs_groups_opened): make
- *		sure there are spare groups (entry_hist.c) for every group my slots'
- *		folds may have to make, as far as the entries' masks (read without
- *		a lock) tell, so that the folds at exit, which cannot allocate, find
- *		them.  Allocates only when the entry lacks the group: once per group
- *		of an entry, and per backend until a fold installs it.  Caller holds
- *		no partition lock.
- */
-void
-ng_slots_spare_groups(void)
-{
-	int			need = 0;
-
-	ngs_groups_opened = 0;
-	for (int i = 0; i < ng_slots_per_backend; i++)
-	{
-		NgLocalSlot *ls = &ngs_local_slots[i];
-		uint32		groups;
-
-		if (!ls->in_use)
-			continue;
-		groups = slot_hist_need(slot_at(ngs_my_area, i));
-		if (ls->entry != NULL)
-		{
-			if (ls->entry->hist_first_bit == 0 && groups != 0)
-				groups &= groups - 1;	/* one goes in the entry itself */
-			groups = ng_entry_hist_lacks(ls->entry, groups);
-		}
-		need += pg_popcount32(groups);
-	}
-	if (need > 0)
-		(void) ng_hist_spares_fill(need + NG_HIST_SPARES_KEPT);
-}
-
-/*
  * ng_slots_reclaim_cells
  *		My cell pool is empty: fold the slot holding the most cells, waiting
  *		for its lock, as a new statement waits to bind.  This happens only

@@ -142,6 +142,8 @@ typedef struct NgLocalSlot
 	uint32		reset_epoch;	/* the partition's reset_epoch when the entry
 								 * was last seen alive, with the slot's
 								 * min/max generation its own */
+	int			spares_owed;	/* histogram groups its cells opened that its
+								 * entry lacked (slots_count.c) */
 } NgLocalSlot;
 
 /* ---- backend-local state (defined in slots_local.c) ---- */
@@ -156,8 +158,8 @@ extern int	ngs_nfree;			/* my slots not in use */
 extern uint16 ngs_free_cell;	/* first free cell of my pool, chained */
 extern int	ngs_cells_free;		/* how many */
 extern bool ngs_exiting;		/* in the exit callback */
-extern int	ngs_groups_opened;	/* histogram groups my slots opened since I
-								 * last made sure of spares for them */
+extern int	ngs_spares_owed;	/* histogram groups my slots' folds may have
+								 * to make (sum of NgLocalSlot.spares_owed) */
 extern uint16 *ngs_cell_index;	/* [slot][kind][bucket]: its cell, or
 								 * NG_NO_CELL; NULL if not allocated */
 
@@ -281,11 +283,10 @@ slot_hist_find(NgSlot *slot, const uint16 *index, int kind, int bucket,
  *		Count one sample of kind in bucket in slot's cells: in the cell of
  *		that bucket (found through the backend-local index), or a new one
  *		from my pool, which the caller made sure has one (ngs_cells_free >
- *		0).  A new cell in a histogram group (hist.h) the slot had no cell in
- *		is counted in ngs_groups_opened: its fold may need a spare group
- *		(slots_fold.c).  Inside the slot's write section.
+ *		0).  Returns true if the cell is the slot's first in its histogram
+ *		group (hist.h).  Inside the slot's write section.
  */
-static inline void
+static inline bool
 slot_hist_count(NgSlot *slot, int kind, int bucket)
 {
 	NgHistCell *pool = area_cells(ngs_my_area);
@@ -296,10 +297,8 @@ slot_hist_count(NgSlot *slot, int kind, int bucket)
 	if (likely(at != NG_NO_CELL))
 	{
 		pool[at].count++;
-		return;
+		return false;
 	}
-	if (!group_seen)
-		ngs_groups_opened++;
 	Assert(ngs_cells_free > 0 && ngs_free_cell != NG_NO_CELL);
 	at = ngs_free_cell;
 	ngs_free_cell = pool[at].next;
@@ -312,12 +311,13 @@ slot_hist_count(NgSlot *slot, int kind, int bucket)
 	slot->hist_cells++;
 	if (index != NULL)
 		index[kind * NG_HIST_BUCKETS + bucket] = at;
+	return !group_seen;
 }
 
 /*
  * slot_hist_clear
- *		Give slot's cells back to my pool (and forget them in the index).
- *		Inside the slot's write section.
+ *		Give slot's cells back to my pool (and forget them in the index, and
+ *		the spare groups they were owed).  Inside the slot's write section.
  */
 static inline void
 slot_hist_clear(NgSlot *slot)
@@ -325,6 +325,10 @@ slot_hist_clear(NgSlot *slot)
 	NgHistCell *pool = area_cells(ngs_my_area);
 	uint16	   *index = slot_cell_index(slot);
 	uint16		at = slot->hist_head;
+	NgLocalSlot *ls = &ngs_local_slots[slot - slot_at(ngs_my_area, 0)];
+
+	ngs_spares_owed -= ls->spares_owed;
+	ls->spares_owed = 0;
 
 	while (at != NG_NO_CELL)
 	{
@@ -455,7 +459,6 @@ extern int	ng_slot_bind(NgLocalEntry *le, const NgTextSource *src);
 
 /* Functions in slots_fold.c */
 extern void ng_slots_reclaim_cells(void);
-extern void ng_slots_spare_groups(void);
 extern void ng_slots_flush_cells(void);
 extern bool ng_slot_release(int i, bool wait);
 extern int	ng_slots_release_lru(int n);

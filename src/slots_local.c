@@ -30,7 +30,7 @@ int			ngs_nfree = 0;
 uint16		ngs_free_cell = NG_NO_CELL;
 int			ngs_cells_free = 0;
 bool		ngs_exiting = false;
-int			ngs_groups_opened = 0;
+int			ngs_spares_owed = 0;
 uint16	   *ngs_cell_index = NULL;
 
 /*
