@@ -42,6 +42,9 @@
 #include "shmem.h"
 #include "store.h"
 
+/* what one visit of a partition evicts at least, when there is that much */
+#define NG_EVICT_PER_VISIT	8
+
 typedef struct EvictTally
 {
 	int64		entries;
@@ -67,11 +70,12 @@ ng_evict_earn_usage(NgSharedEntry *entry, int64 calls)
  *		Evict up to want entries from a partition whose lock the caller holds
  *		exclusively, walking at most one revolution of its buckets.  Adds to
  *		*unpinned the number of entries it found that could be evicted some
- *		day (not pinned).
+ *		day (not pinned).  recycle: keep the first one's memory for this
+ *		backend's insert (ng_entry_recycle_memory).
  */
 static void
-evict_sweep_partition(NgSharedPartition *part, int64 want, EvictTally *tally,
-					  int64 *unpinned)
+evict_sweep_partition(NgSharedPartition *part, int64 want, bool recycle,
+					  EvictTally *tally, int64 *unpinned)
 {
 	dsa_pointer *buckets;
 	int64		evicted = 0;
@@ -105,7 +109,10 @@ evict_sweep_partition(NgSharedPartition *part, int64 want, EvictTally *tally,
 				tally->calls += entry->counters.calls[NG_EXEC];
 				tally->exec_time += entry->counters.total_time[NG_EXEC];
 				ng_entry_unlink(part, entry, cur);
-				ng_entry_release_memory(entry, cur);
+				if (recycle)
+					ng_entry_recycle_memory(entry, cur);
+				else
+					ng_entry_release_memory(entry, cur);
 				evicted++;
 				(*unpinned)++;
 			}
@@ -121,10 +128,12 @@ evict_sweep_partition(NgSharedPartition *part, int64 want, EvictTally *tally,
  *		usage of every unpinned entry, so the sweep goes on while it finds
  *		unpinned entries, and at most as many revolutions as it takes to
  *		halve the largest usage to zero; it stops early when a revolution
- *		finds only pinned entries (or only busy partitions).
+ *		finds only pinned entries (or only busy partitions).  A partition
+ *		visited gives its share of the work, or up to NG_EVICT_PER_VISIT of
+ *		it if that is more: one lock for a small batch, not one per entry.
  */
 static void
-evict_down_to(uint32 target)
+evict_down_to(uint32 target, bool recycle)
 {
 	EvictTally	tally = {0};
 	int64		misses = 0;
@@ -149,10 +158,10 @@ evict_down_to(uint32 target)
 				misses++;
 				continue;
 			}
-			/* a partition's share of the work, and at least one */
 			evict_sweep_partition(part,
-								  Max((int64) (count - target) / NG_NUM_PARTITIONS, 1),
-								  &tally, &unpinned);
+								  Max((int64) (count - target) / NG_NUM_PARTITIONS,
+									  Min((int64) (count - target), NG_EVICT_PER_VISIT)),
+								  recycle, &tally, &unpinned);
 			LWLockRelease(part->lock);
 		}
 		if (unpinned == 0)
@@ -183,7 +192,7 @@ ng_evict_make_room(void)
 	uint32		max = (uint32) ng_max;
 	uint32		batch = Max(max / 100, 1);
 
-	evict_down_to(max - batch);
+	evict_down_to(max - batch, true);
 	return pg_atomic_read_u32(&ng_shared->entry_count) < max;
 }
 
@@ -194,7 +203,7 @@ ng_evict_make_room(void)
 void
 ng_evict_to_limit(void)
 {
-	evict_down_to((uint32) ng_max);
+	evict_down_to((uint32) ng_max, false);
 }
 
 /*

@@ -11,7 +11,9 @@
  *
  * Nesting: one level counter, raised around planning, ExecutorRun,
  * ExecutorFinish and utility commands, as pg_stat_statements does; a
- * statement is top-level when it starts at level 0.
+ * statement is top-level when it starts at level 0.  Each hook restores the
+ * level it found (not one less); planning has no PG_TRY frame, and
+ * measure.c restores the level an error left raised (see there).
  *
  * Execution time and usage: measured by our own NgExecTimer per QueryDesc
  * (not an Instrumentation in queryDesc->totaltime), over the same windows
@@ -117,6 +119,7 @@ _PG_init(void)
 	ng_define_gucs();
 	ng_install_hooks();
 	ng_failures_init();
+	ng_measure_init();
 	ng_persist_register_keeper();
 }
 
@@ -171,12 +174,20 @@ ng_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
 	ng_log_losses();
 }
 
+/*
+ * ng_planner
+ *		Planning runs one level deeper, without a PG_TRY frame: an error
+ *		leaves the level raised until the next of our catches (ExecutorRun,
+ *		ExecutorFinish, ProcessUtility) restores its own level, or the
+ *		(sub)transaction abort restores it (measure.c).
+ */
 static PlannedStmt *
 ng_planner(NG_PLANNER_ARGS)
 {
 	PlannedStmt *result;
-	bool		measure = (ng_shared != NULL && ng_enabled(ng_nesting_level) &&
-						   ng_track_planning && query_string != NULL &&
+	int			level = ng_nesting_level;
+	bool		measure = (ng_track_planning && ng_shared != NULL &&
+						   ng_enabled(level) && query_string != NULL &&
 						   parse->queryId != UINT64CONST(0));
 	instr_time	start;
 	instr_time	duration;
@@ -190,19 +201,12 @@ ng_planner(NG_PLANNER_ARGS)
 		INSTR_TIME_SET_CURRENT(start);
 	}
 
-	ng_nesting_level++;
-	PG_TRY();
-	{
-		if (prev_planner_hook)
-			result = prev_planner_hook(NG_PLANNER_PASS);
-		else
-			result = standard_planner(NG_PLANNER_PASS);
-	}
-	PG_FINALLY();
-	{
-		ng_nesting_level--;
-	}
-	PG_END_TRY();
+	ng_nesting_level = level + 1;
+	if (prev_planner_hook)
+		result = prev_planner_hook(NG_PLANNER_PASS);
+	else
+		result = standard_planner(NG_PLANNER_PASS);
+	ng_nesting_level = level;
 
 	if (measure)
 	{
@@ -351,10 +355,11 @@ static void
 ng_ExecutorRun(NG_EXECUTOR_RUN_ARGS)
 {
 	NgExecTimer *t = ng_timer_find(queryDesc);
+	int			level = ng_nesting_level;
 
 	if (t)
 		ng_timer_start(t);
-	ng_nesting_level++;
+	ng_nesting_level = level + 1;
 	PG_TRY();
 	{
 		if (prev_ExecutorRun)
@@ -364,49 +369,74 @@ ng_ExecutorRun(NG_EXECUTOR_RUN_ARGS)
 	}
 	PG_CATCH();
 	{
-		ng_nesting_level--;
+		ng_nesting_level = level;
 		ng_note_executor_failure(queryDesc, t);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	ng_nesting_level--;
+	ng_nesting_level = level;
 	if (t)
 		ng_timer_stop(t);
+}
+
+/* the next ExecutorFinish hook, or the standard one */
+static inline void
+ng_finish_next(QueryDesc *queryDesc)
+{
+	if (prev_ExecutorFinish)
+		prev_ExecutorFinish(queryDesc);
+	else
+		standard_ExecutorFinish(queryDesc);
 }
 
 static void
 ng_ExecutorFinish(QueryDesc *queryDesc)
 {
-	NgExecTimer *t = ng_timer_find(queryDesc);
+	NgExecTimer *t;
 	bool		timed;
+	int			level;
 
 	/*
 	 * A SELECT without a data-modifying WITH has nothing to finish: no
 	 * ModifyTable node to run to completion, no AFTER trigger of its own
-	 * (what the functions it called queued, their own queries fired).  Its
-	 * ExecutorFinish is not timed: a fraction of a microsecond, and no buffer
-	 * or WAL usage, left out of total_exec_time.
+	 * (what the functions it called queued, their own queries fired), so
+	 * standard_ExecutorFinish runs no statement and raises no error for it.
+	 * Its ExecutorFinish is not timed (a fraction of a microsecond, and no
+	 * buffer or WAL usage, left out of total_exec_time), and, when no other
+	 * hook follows ours, not wrapped either: no level, no PG_TRY frame.
 	 */
-	timed = t != NULL && (queryDesc->operation != CMD_SELECT ||
-						  queryDesc->plannedstmt->hasModifyingCTE);
+	if (queryDesc->operation == CMD_SELECT &&
+		!queryDesc->plannedstmt->hasModifyingCTE)
+	{
+		if (prev_ExecutorFinish == NULL)
+		{
+			standard_ExecutorFinish(queryDesc);
+			return;
+		}
+		t = ng_timer_find(queryDesc);
+		timed = false;
+	}
+	else
+	{
+		t = ng_timer_find(queryDesc);
+		timed = (t != NULL);
+	}
 	if (timed)
 		ng_timer_start(t);
-	ng_nesting_level++;
+	level = ng_nesting_level;
+	ng_nesting_level = level + 1;
 	PG_TRY();
 	{
-		if (prev_ExecutorFinish)
-			prev_ExecutorFinish(queryDesc);
-		else
-			standard_ExecutorFinish(queryDesc);
+		ng_finish_next(queryDesc);
 	}
 	PG_CATCH();
 	{
-		ng_nesting_level--;
+		ng_nesting_level = level;
 		ng_note_executor_failure(queryDesc, t);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	ng_nesting_level--;
+	ng_nesting_level = level;
 	if (timed)
 		ng_timer_stop(t);
 }

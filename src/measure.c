@@ -28,10 +28,73 @@
 #include "slots.h"
 
 int			ng_nesting_level = 0;
+int			ng_utility_depth = 0;
+
+/*
+ * The nesting level after an error.  Every hook restores the level it found
+ * when the call it wraps returns, and those with a PG_CATCH (ExecutorRun,
+ * ExecutorFinish, ProcessUtility) restore it there too; planning has no
+ * frame (a frame per planning is a sigsetjmp per statement), so an error
+ * raised while planning skips its restore.  Whatever catches the error
+ * next is one of:
+ * - one of our catches further out: it restores its own level;
+ * - a subtransaction's rollback (a PL/pgSQL EXCEPTION block, a savepoint):
+ *   the code that continues is the one that started the subtransaction, at
+ *   the level it was started at, recorded here by its nesting depth in
+ *   transactions at SUBXACT_EVENT_START_SUB and restored at ABORT_SUB;
+ * - the top-level transaction's abort, after an error: every catch of ours
+ *   has run, no hook of ours is running any more, level 0.  The only
+ *   top-level abort without an error, while hooks run, is a procedure's
+ *   ROLLBACK, inside its CALL (or DO): our utility hook's frame is running
+ *   then (ng_utility_depth > 0; or the CALL is not tracked and opened no
+ *   level), and the level, which no error skipped, is right as it is.  No
+ *   executor hook is running then: a procedure can end a transaction only
+ *   when called from CALL or DO, not from a query.
+ * Subtransactions nested deeper than NG_SUBXACT_LEVELS, whose levels are not
+ * recorded, leave the level to the first two.
+ */
+#define NG_SUBXACT_LEVELS	64
+static int	subxact_level[NG_SUBXACT_LEVELS];
 
 /* the sampling decision of the current top-level statement */
 static TimestampTz sample_decided_for = 0;
 static bool sample_in = true;
+
+static void
+measure_xact_callback(XactEvent event, void *arg)
+{
+	if ((event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT) &&
+		ng_utility_depth == 0)
+		ng_nesting_level = 0;
+}
+
+static void
+measure_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						 SubTransactionId parentSubid, void *arg)
+{
+	int			depth;
+
+	if (event != SUBXACT_EVENT_START_SUB && event != SUBXACT_EVENT_ABORT_SUB)
+		return;
+	depth = GetCurrentTransactionNestLevel();
+	if (depth < 0 || depth >= NG_SUBXACT_LEVELS)
+		return;
+	if (event == SUBXACT_EVENT_START_SUB)
+		subxact_level[depth] = ng_nesting_level;
+	else
+		ng_nesting_level = subxact_level[depth];
+}
+
+/*
+ * ng_measure_init
+ *		_PG_init part: restore the nesting level when (sub)transactions abort.
+ */
+void
+ng_measure_init(void)
+{
+	RegisterXactCallback(measure_xact_callback, NULL);
+	RegisterSubXactCallback(measure_subxact_callback, NULL);
+}
 
 void
 ng_make_key(NgKey *key, uint64 queryid)

@@ -22,6 +22,9 @@
 /* nesting depth of planner, executor and utility calls; 0: top level */
 extern int	ng_nesting_level;
 
+/* how many of our utility hooks with a PG_TRY frame run (see measure.c) */
+extern int	ng_utility_depth;
+
 /* is a statement at this nesting level tracked? */
 #define ng_enabled(level) \
 	((ng_track == NG_TRACK_ALL || (ng_track == NG_TRACK_TOP && (level) == 0)) && \
@@ -38,6 +41,7 @@ ng_walusage_equal(const WalUsage *a, const WalUsage *b)
 		NG_WAL_BUFFERS_FULL(a) == NG_WAL_BUFFERS_FULL(b);
 }
 
+extern void ng_measure_init(void);
 extern bool ng_sampled(void);
 extern void ng_make_key(NgKey *key, uint64 queryid);
 extern void ng_count(uint64 queryid, const char *query, int location, int len,

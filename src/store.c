@@ -359,6 +359,28 @@ ng_entry_release_memory(NgSharedEntry *entry, dsa_pointer dp)
 }
 
 /*
+ * ng_entry_recycle_memory
+ *		As ng_entry_release_memory, for an entry evicted to make room for an
+ *		insert of this backend: its memory (every entry has the same size) is
+ *		kept as the prepared entry, if there is none yet, instead of being
+ *		freed and allocated again; ng_entry_prepare then finds it, and
+ *		ng_entry_prepared_release frees it if the insert does not use it.
+ */
+void
+ng_entry_recycle_memory(NgSharedEntry *entry, dsa_pointer dp)
+{
+	if (DsaPointerIsValid(prepared_entry))
+	{
+		ng_entry_release_memory(entry, dp);
+		return;
+	}
+	Assert(pg_atomic_read_u32(&entry->pins) == 0);
+	if (DsaPointerIsValid(entry->qtext))
+		ng_qtext_free(entry->qtext, entry->text_len);
+	prepared_entry = dp;
+}
+
+/*
  * ng_entry_drop
  *		Remove an entry, as a reset does: unlink it, free its qtext, and free
  *		it unless slots are bound to it, in which case it is marked dead and

@@ -16,8 +16,8 @@
  *   ng_entry_prepare, ng_entry_prepared_release: no partition lock.
  *   ng_entry_insert, ng_entry_unlink, ng_entry_drop: the partition lock,
  *     exclusive.
- *   ng_entry_release_memory: an unlinked entry no slot is bound to (pins
- *     0); the partition lock, exclusive.
+ *   ng_entry_release_memory, ng_entry_recycle_memory: an unlinked entry no
+ *     slot is bound to (pins 0); the partition lock, exclusive.
  *   ng_store_buckets, ng_store_bucket_of: the partition lock, any mode.
  *
  *-------------------------------------------------------------------------
@@ -97,6 +97,7 @@ extern dsa_pointer ng_entry_insert(NgSharedPartition *part, const NgKey *key,
 extern void ng_entry_unlink(NgSharedPartition *part, NgSharedEntry *entry,
 							dsa_pointer dp);
 extern void ng_entry_release_memory(NgSharedEntry *entry, dsa_pointer dp);
+extern void ng_entry_recycle_memory(NgSharedEntry *entry, dsa_pointer dp);
 extern void ng_entry_drop(NgSharedPartition *part, NgSharedEntry *entry,
 						  dsa_pointer dp);
 extern bool ng_entry_reserve(void);

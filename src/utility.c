@@ -35,14 +35,17 @@ ng_utility_rows(const QueryCompletion *qc)
 	return 0;
 }
 
-/* in PG_CATCH of ProcessUtility: note the failure, with its time so far */
+/*
+ * In PG_CATCH of ProcessUtility: note the failure, with its time so far
+ * (queryId 0: a statement not measured)
+ */
 static void
 ng_utility_note_failure(uint64 queryId, const instr_time *start)
 {
 	NgKey		key;
 	instr_time	duration;
 
-	if (!ng_sampled())
+	if (queryId == UINT64CONST(0) || !ng_sampled())
 		return;
 	INSTR_TIME_SET_CURRENT(duration);
 	INSTR_TIME_SUBTRACT(duration, *start);
@@ -73,6 +76,7 @@ ng_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 				  DestReceiver *dest, QueryCompletion *qc)
 {
 	Node	   *parsetree = pstmt->utilityStmt;
+	int			level = ng_nesting_level;	/* restored as found (measure.c) */
 	uint64		saved_queryId = pstmt->queryId;
 	int			saved_location = pstmt->stmt_location;
 	int			saved_len = pstmt->stmt_len;
@@ -81,7 +85,6 @@ ng_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	bool		measure = enabled && !NG_UTILITY_NOT_COUNTED(parsetree);
 	bool		bump = NG_UTILITY_BUMPS_LEVEL(parsetree, measure);
 	instr_time	start;
-	instr_time	duration;
 	BufferUsage bufusage_start;
 	WalUsage	walusage_start;
 
@@ -112,8 +115,8 @@ ng_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 		INSTR_TIME_SET_CURRENT(start);
 	}
 
-	if (bump)
-		ng_nesting_level++;
+	ng_nesting_level = bump ? level + 1 : level;
+	ng_utility_depth++;
 	PG_TRY();
 	{
 		ng_utility_next(pstmt, queryString, readOnlyTree, context, params,
@@ -121,21 +124,21 @@ ng_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	}
 	PG_CATCH();
 	{
-		if (bump)
-			ng_nesting_level--;
-		if (measure && saved_queryId != UINT64CONST(0))
-			ng_utility_note_failure(saved_queryId, &start);
+		ng_utility_depth--;
+		ng_nesting_level = level;
+		ng_utility_note_failure(measure ? saved_queryId : 0, &start);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	if (bump)
-		ng_nesting_level--;
+	ng_utility_depth--;
+	ng_nesting_level = level;
 
 	if (measure && saved_queryId != UINT64CONST(0))
 	{
 		NgSample	sample = {0};
 		BufferUsage bufusage;
 		WalUsage	walusage;
+		instr_time	duration;
 
 		INSTR_TIME_SET_CURRENT(duration);
 		INSTR_TIME_SUBTRACT(duration, start);
