@@ -361,7 +361,8 @@ ng_entry_release_memory(NgSharedEntry *entry, dsa_pointer dp)
 /*
  * ng_entry_recycle_memory
  *		As ng_entry_release_memory, for an entry evicted to make room for an
- *		insert of this backend: its memory (every entry has the same size) is
+ *		insert of this backend: its text and histogram groups are freed, and
+ *		its own memory (every entry has the same size) is
  *		kept as the prepared entry, if there is none yet, instead of being
  *		freed and allocated again; ng_entry_prepare then finds it, and
  *		ng_entry_prepared_release frees it if the insert does not use it.
@@ -377,6 +378,7 @@ ng_entry_recycle_memory(NgSharedEntry *entry, dsa_pointer dp)
 	Assert(pg_atomic_read_u32(&entry->pins) == 0);
 	if (DsaPointerIsValid(entry->qtext))
 		ng_qtext_free(entry->qtext, entry->text_len);
+	ng_entry_hist_free(entry);
 	prepared_entry = dp;
 }
 
