@@ -222,30 +222,6 @@ ng_hist_regroup(uint64 *dst, uint32 dst_mask, NgHistView src)
 	}
 }
 
-/*
- * ng_hist_add
- *		dst (laid out for dst_mask, a superset of src's mask) += src.
- */
-void
-ng_hist_add(uint64 *dst, uint32 dst_mask, NgHistView src)
-{
-	const uint64 *from = src.groups;
-
-	Assert((src.mask & ~dst_mask) == 0);
-	for (int bit = 0; bit < 32; bit++)
-	{
-		if ((dst_mask & ((uint32) 1 << bit)) == 0)
-			continue;
-		if (src.mask & ((uint32) 1 << bit))
-		{
-			for (int i = 0; i < NG_HIST_GROUP_SIZE; i++)
-				dst[i] += from[i];
-			from += NG_HIST_GROUP_SIZE;
-		}
-		dst += NG_HIST_GROUP_SIZE;
-	}
-}
-
 /* the groups (their bits) n cells fall in */
 uint32
 ng_hist_cells_mask(const NgHistCell *cells, int n)

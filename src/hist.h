@@ -97,7 +97,6 @@ extern double ng_hist_lower(int bucket);
 extern double ng_hist_midpoint(int bucket);
 extern uint64 ng_hist_count(NgHistView h, int kind, int bucket);
 extern void ng_hist_regroup(uint64 *dst, uint32 dst_mask, NgHistView src);
-extern void ng_hist_add(uint64 *dst, uint32 dst_mask, NgHistView src);
 extern uint32 ng_hist_cells_mask(const NgHistCell *cells, int n);
 extern void ng_hist_add_cells(uint64 *dst, uint32 dst_mask,
 							  const NgHistCell *cells, int n);
