@@ -65,13 +65,13 @@ slot_owe_group(const NgSlot *slot, NgLocalSlot *ls, int kind, int bucket)
 
 /*
  * slot_record
- *		Inside slot's write section: add sample, and stamp the change
- *		generation.  Returns true if a reset has voided the slot meanwhile
- *		(removed its bound entry, or moved the partition generation of an
- *		unbound slot), in which case the sample is lost with the slot's
- *		other counts and must be counted again.  With sync_minmax (the
- *		partition's reset epoch moved since the slot last looked), first
- *		take the bound entry's min/max generation.
+ *		Inside the write section of slot (my slot i): add sample, and stamp
+ *		the change generation.  Returns true if a reset has voided the slot
+ *		meanwhile (removed its bound entry, or moved the partition
+ *		generation of an unbound slot), in which case the sample is lost
+ *		with the slot's other counts and must be counted again.  With
+ *		sync_minmax (the partition's reset epoch moved since the slot last
+ *		looked), first take the bound entry's min/max generation.
  *
  *		A bound slot reads its entry only when the partition's reset epoch
  *		moved: resets store dead or the min/max generation, then (after a
@@ -79,9 +79,10 @@ slot_owe_group(const NgSlot *slot, NgLocalSlot *ls, int kind, int bucket)
  *		barrier) the entry.
  */
 static inline bool
-slot_record(NgSlot *slot, NgLocalSlot *ls, NgSharedPartition *part,
+slot_record(NgSlot *slot, int i, NgSharedPartition *part,
 			const NgSample *sample, bool sync_minmax)
 {
+	NgLocalSlot *ls = &ngs_local_slots[i];
 	NgSharedEntry *entry = ls->entry;
 
 	if (entry != NULL)
@@ -104,7 +105,7 @@ slot_record(NgSlot *slot, NgLocalSlot *ls, NgSharedPartition *part,
 		if (unlikely(slot->partition_generation != gen))
 		{
 			memset(&slot->counters, 0, sizeof(NgCounters));
-			slot_hist_clear(slot);
+			slot_hist_clear(slot, i);
 			slot->partition_generation = gen;
 		}
 	}
@@ -113,7 +114,7 @@ slot_record(NgSlot *slot, NgLocalSlot *ls, NgSharedPartition *part,
 	{
 		int			bucket = ng_hist_bucket(sample->time);
 
-		if (unlikely(slot_hist_count(slot, sample->kind, bucket)))
+		if (unlikely(slot_hist_count(slot, i, sample->kind, bucket)))
 			slot_owe_group(slot, ls, sample->kind, bucket);
 	}
 
@@ -209,8 +210,7 @@ ng_slots_count(const NgKey *key, const NgSample *sample, const NgTextSource *src
 		slot_begin_write(slot);
 		if (NG_DEBUG_FAULT(NG_FAULT_STALL_WRITE))
 			ng_debug_stall();	/* a writer stopped mid-write (tests) */
-		voided = slot_record(slot, &ngs_local_slots[i], part, sample,
-							 sync_minmax);
+		voided = slot_record(slot, i, part, sample, sync_minmax);
 		slot_end_write(slot);
 
 		ngs_local_slots[i].used = true;

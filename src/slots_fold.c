@@ -36,7 +36,7 @@
 static uint32
 slot_hist_need(NgSlot *slot)
 {
-	NgHistCell *pool = area_cells(ngs_my_area);
+	NgHistCell *pool = ngs_pool;
 	uint32		need = 0;
 
 	for (uint16 at = slot->hist_head; at != NG_NO_CELL; at = pool[at].next)
@@ -52,7 +52,7 @@ slot_hist_need(NgSlot *slot)
 static void
 slot_merge_into(NgSharedEntry *entry, NgSlot *slot, bool clear_minmax)
 {
-	NgHistCell *pool = area_cells(ngs_my_area);
+	NgHistCell *pool = ngs_pool;
 	NgCounters *counts = &slot->counters;
 
 	if (clear_minmax)
@@ -169,7 +169,7 @@ slot_fold_locked(int i)
 	slot->in_use = false;
 	slot->entry = InvalidDsaPointer;
 	memset(&slot->counters, 0, sizeof(NgCounters));
-	slot_hist_clear(slot);
+	slot_hist_clear(slot, i);
 	ngs_my_area->partition_of[i] = NG_SLOT_FREE;
 	slot_end_write(slot);
 
@@ -256,7 +256,7 @@ slot_flush(int i, bool wait)
 
 		slot_begin_write(slot);
 		memset(&slot->counters, 0, sizeof(NgCounters));
-		slot_hist_clear(slot);
+		slot_hist_clear(slot, i);
 		slot->minmax_generation = gen;
 		slot_end_write(slot);
 	}
@@ -300,7 +300,7 @@ ng_slots_reclaim_cells(void)
 void
 ng_slots_flush_cells(void)
 {
-	NgHistCell *pool = area_cells(ngs_my_area);
+	NgHistCell *pool = ngs_pool;
 	bool		short_of_cells = ngs_cells_free < slots_pool_cells() / 2;
 
 	for (int i = 0; i < ng_slots_per_backend; i++)

@@ -160,6 +160,7 @@ extern int	ngs_cells_free;		/* how many */
 extern bool ngs_exiting;		/* in the exit callback */
 extern int	ngs_spares_owed;	/* histogram groups my slots' folds may have
 								 * to make (sum of NgLocalSlot.spares_owed) */
+extern NgHistCell *ngs_pool;	/* my area's cell pool (area_cells) */
 extern uint16 *ngs_cell_index;	/* [slot][kind][bucket]: its cell, or
 								 * NG_NO_CELL; NULL if not allocated */
 
@@ -217,17 +218,16 @@ slot_end_write(NgSlot *slot)
 
 /*
  * slot_cell_index
- *		Where this backend keeps, for each of its slots, the cell of each
+ *		Where this backend keeps, for its slot i, the cell of each
  *		(kind, bucket): ngs_cell_index, or NULL when it could not be
  *		allocated (then cells are found by walking the slot's chain).
  */
 static inline uint16 *
-slot_cell_index(NgSlot *slot)
+slot_cell_index(int i)
 {
 	if (ngs_cell_index == NULL)
 		return NULL;
-	return ngs_cell_index + (slot - slot_at(ngs_my_area, 0)) *
-		(NG_NUM_KINDS * NG_HIST_BUCKETS);
+	return ngs_cell_index + i * (NG_NUM_KINDS * NG_HIST_BUCKETS);
 }
 
 /* does slot have a cell in bucket's group (hist.h)?  By the index. */
@@ -252,7 +252,7 @@ static inline uint16
 slot_hist_find(NgSlot *slot, const uint16 *index, int kind, int bucket,
 			   bool *group_seen)
 {
-	NgHistCell *pool = area_cells(ngs_my_area);
+	NgHistCell *pool = ngs_pool;
 	uint16		at;
 
 	if (likely(index != NULL))
@@ -280,17 +280,17 @@ slot_hist_find(NgSlot *slot, const uint16 *index, int kind, int bucket,
 
 /*
  * slot_hist_count
- *		Count one sample of kind in bucket in slot's cells: in the cell of
+ *		Count one sample of kind in bucket in slot's (my slot i's) cells: in the cell of
  *		that bucket (found through the backend-local index), or a new one
  *		from my pool, which the caller made sure has one (ngs_cells_free >
  *		0).  Returns true if the cell is the slot's first in its histogram
  *		group (hist.h).  Inside the slot's write section.
  */
 static inline bool
-slot_hist_count(NgSlot *slot, int kind, int bucket)
+slot_hist_count(NgSlot *slot, int i, int kind, int bucket)
 {
-	NgHistCell *pool = area_cells(ngs_my_area);
-	uint16	   *index = slot_cell_index(slot);
+	NgHistCell *pool = ngs_pool;
+	uint16	   *index = slot_cell_index(i);
 	bool		group_seen;
 	uint16		at = slot_hist_find(slot, index, kind, bucket, &group_seen);
 
@@ -316,16 +316,16 @@ slot_hist_count(NgSlot *slot, int kind, int bucket)
 
 /*
  * slot_hist_clear
- *		Give slot's cells back to my pool (and forget them in the index, and
+ *		Give slot's (my slot i's) cells back to my pool (and forget them in the index, and
  *		the spare groups they were owed).  Inside the slot's write section.
  */
 static inline void
-slot_hist_clear(NgSlot *slot)
+slot_hist_clear(NgSlot *slot, int i)
 {
-	NgHistCell *pool = area_cells(ngs_my_area);
-	uint16	   *index = slot_cell_index(slot);
+	NgHistCell *pool = ngs_pool;
+	uint16	   *index = slot_cell_index(i);
 	uint16		at = slot->hist_head;
-	NgLocalSlot *ls = &ngs_local_slots[slot - slot_at(ngs_my_area, 0)];
+	NgLocalSlot *ls = &ngs_local_slots[i];
 
 	ngs_spares_owed -= ls->spares_owed;
 	ls->spares_owed = 0;

@@ -45,7 +45,7 @@ static void slots_exit_callback(int code, Datum arg);
 static void
 slots_build_free_cells(void)
 {
-	NgHistCell *pool = area_cells(ngs_my_area);
+	NgHistCell *pool = ngs_pool = area_cells(ngs_my_area);
 	int			ncells = slots_pool_cells();
 	bool	   *held = palloc0(sizeof(bool) * ncells);
 
@@ -72,7 +72,7 @@ slots_build_free_cells(void)
 	for (int i = 0; i < ng_slots_per_backend && ngs_cell_index != NULL; i++)
 	{
 		NgSlot	   *slot = slot_at(ngs_my_area, i);
-		uint16	   *index = slot_cell_index(slot);
+		uint16	   *index = slot_cell_index(i);
 		int			walked = 0;
 
 		if (ngs_my_area->partition_of[i] == NG_SLOT_FREE)

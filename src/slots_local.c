@@ -31,6 +31,7 @@ uint16		ngs_free_cell = NG_NO_CELL;
 int			ngs_cells_free = 0;
 bool		ngs_exiting = false;
 int			ngs_spares_owed = 0;
+NgHistCell *ngs_pool = NULL;
 uint16	   *ngs_cell_index = NULL;
 
 /*
