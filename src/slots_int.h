@@ -299,7 +299,17 @@ slot_hist_count(NgSlot *slot, int i, int kind, int bucket)
 		pool[at].count++;
 		return false;
 	}
-	Assert(ngs_cells_free > 0 && ngs_free_cell != NG_NO_CELL);
+	if (unlikely(ngs_free_cell == NG_NO_CELL))
+	{
+		/*
+		 * Not reached: the caller reclaimed cells (ng_slots_reclaim_cells
+		 * frees at least one, except while the backend exits, when nothing is
+		 * counted).  Were it reached, the sample would be left out of the
+		 * histogram only.
+		 */
+		Assert(false);
+		return false;
+	}
 	at = ngs_free_cell;
 	ngs_free_cell = pool[at].next;
 	ngs_cells_free--;
