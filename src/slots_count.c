@@ -14,9 +14,15 @@
  * takes no lock, no spinlock and no atomic read-modify-write: a local hash
  * lookup, two plain reads of the partition's reset epoch (the bound entry
  * itself is read only when a reset moved it), one of the change
- * generation, and the update of our own slot bracketed by its changecount.  A parse takes the partition lock
- * (and may wait for it) only to create an entry whose normalized text it
- * must store; one whose text is settled takes nothing.
+ * generation, and the update of our own slot (and one histogram cell)
+ * bracketed by its changecount.  Two rare events add to that: a sample that
+ * opens a histogram group its entry lacks may allocate spare groups in DSA
+ * (DSA's own locks) after the write, once per group of an entry; and when
+ * the backend's cell pool is empty, the slot holding the most cells is
+ * folded first, waiting for its partition lock as a new statement does.  A
+ * parse takes the partition lock (and may wait for it) only to create an
+ * entry whose normalized text it must store; one whose text is settled
+ * takes nothing.
  *
  *-------------------------------------------------------------------------
  */
