@@ -279,7 +279,8 @@ ng_slots_reclaim_cells(void)
 
 	for (int i = 0; i < ng_slots_per_backend; i++)
 	{
-		if (!ngs_local_slots[i].in_use)
+		if (!ngs_local_slots[i].in_use ||
+			slot_at(ngs_my_area, i)->hist_cells == 0)
 			continue;
 		if (best < 0 || slot_at(ngs_my_area, i)->hist_cells >
 			slot_at(ngs_my_area, best)->hist_cells)

@@ -47,7 +47,17 @@ slots_build_free_cells(void)
 {
 	NgHistCell *pool = ngs_pool = area_cells(ngs_my_area);
 	int			ncells = slots_pool_cells();
-	bool	   *held = palloc0(sizeof(bool) * ncells);
+	bool	   *held = palloc_extended(sizeof(bool) * ncells,
+									   MCXT_ALLOC_ZERO | MCXT_ALLOC_NO_OOM);
+
+	/*
+	 * Out of memory: no free cells, rather than an error in the user's
+	 * statement; samples then stay out of the histograms (slot_hist_count).
+	 */
+	ngs_free_cell = NG_NO_CELL;
+	ngs_cells_free = 0;
+	if (held == NULL)
+		return;
 
 	for (int i = 0; i < ng_slots_per_backend; i++)
 	{
