@@ -70,18 +70,28 @@ ng_counters_record_time(NgCounters *c, int k, double t)
 }
 
 /*
- * ng_bufusage_is_zero
- *		No block touched and no I/O time: nothing to add (SELECT 1).
+ * ng_bufusage_blocks_zero
+ *		No block touched: no block count to add (SELECT 1).
  */
 static inline bool
-ng_bufusage_is_zero(const BufferUsage *bu)
+ng_bufusage_blocks_zero(const BufferUsage *bu)
 {
 	return (bu->shared_blks_hit | bu->shared_blks_read |
 			bu->shared_blks_dirtied | bu->shared_blks_written |
 			bu->local_blks_hit | bu->local_blks_read |
 			bu->local_blks_dirtied | bu->local_blks_written |
-			bu->temp_blks_read | bu->temp_blks_written) == 0 &&
-		INSTR_TIME_IS_ZERO(NG_SHARED_BLK_READ_TIME(bu)) &&
+			bu->temp_blks_read | bu->temp_blks_written) == 0;
+}
+
+/*
+ * ng_bufusage_times_zero
+ *		No I/O time: always so without track_io_timing, which spares the
+ *		six conversions to milliseconds.
+ */
+static inline bool
+ng_bufusage_times_zero(const BufferUsage *bu)
+{
+	return INSTR_TIME_IS_ZERO(NG_SHARED_BLK_READ_TIME(bu)) &&
 		INSTR_TIME_IS_ZERO(NG_SHARED_BLK_WRITE_TIME(bu)) &&
 		NG_LOCAL_BLK_READ_TIME(bu) == 0 &&
 		NG_LOCAL_BLK_WRITE_TIME(bu) == 0 &&
@@ -92,16 +102,21 @@ ng_bufusage_is_zero(const BufferUsage *bu)
 static void
 ng_counters_record_bufusage(NgCounters *c, const BufferUsage *bu)
 {
-	c->shared_blks_hit += bu->shared_blks_hit;
-	c->shared_blks_read += bu->shared_blks_read;
-	c->shared_blks_dirtied += bu->shared_blks_dirtied;
-	c->shared_blks_written += bu->shared_blks_written;
-	c->local_blks_hit += bu->local_blks_hit;
-	c->local_blks_read += bu->local_blks_read;
-	c->local_blks_dirtied += bu->local_blks_dirtied;
-	c->local_blks_written += bu->local_blks_written;
-	c->temp_blks_read += bu->temp_blks_read;
-	c->temp_blks_written += bu->temp_blks_written;
+	if (!ng_bufusage_blocks_zero(bu))
+	{
+		c->shared_blks_hit += bu->shared_blks_hit;
+		c->shared_blks_read += bu->shared_blks_read;
+		c->shared_blks_dirtied += bu->shared_blks_dirtied;
+		c->shared_blks_written += bu->shared_blks_written;
+		c->local_blks_hit += bu->local_blks_hit;
+		c->local_blks_read += bu->local_blks_read;
+		c->local_blks_dirtied += bu->local_blks_dirtied;
+		c->local_blks_written += bu->local_blks_written;
+		c->temp_blks_read += bu->temp_blks_read;
+		c->temp_blks_written += bu->temp_blks_written;
+	}
+	if (ng_bufusage_times_zero(bu))
+		return;
 	c->shared_blk_read_time += INSTR_TIME_GET_MILLISEC(NG_SHARED_BLK_READ_TIME(bu));
 	c->shared_blk_write_time += INSTR_TIME_GET_MILLISEC(NG_SHARED_BLK_WRITE_TIME(bu));
 	c->local_blk_read_time += NG_LOCAL_BLK_READ_TIME(bu);
@@ -149,7 +164,7 @@ ng_counters_record(NgCounters *c, const NgSample *s)
 	ng_counters_record_time(c, k, s->time);
 	if (k == NG_EXEC)
 		c->rows += s->rows;
-	if (s->bufusage && !ng_bufusage_is_zero(s->bufusage))
+	if (s->bufusage)
 		ng_counters_record_bufusage(c, s->bufusage);
 	if (s->walusage &&
 		(s->walusage->wal_records | s->walusage->wal_fpi |

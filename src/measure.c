@@ -148,7 +148,7 @@ ng_count(uint64 queryid, const char *query, int location, int len,
 	src.utility = utility;
 	ng_slots_count(&key, sample, &src);
 	if (ng_nesting_level == 0)
-		ng_slots_maintenance();
+		ng_slots_maintenance_if_due(sample->started_at);
 	ng_log_losses();
 }
 

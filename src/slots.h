@@ -96,6 +96,21 @@ extern bool ng_slot_try_read(NgBackendSlots *area, const NgSlot *slot,
 extern void ng_slots_count(const NgKey *key, const NgSample *sample,
 						   const NgTextSource *src);
 extern void ng_slots_note_parse(const NgKey *key, const NgTextSource *src);
-extern void ng_slots_maintenance(void);
+extern void ng_slots_maintenance(TimestampTz now);
+
+/* when ng_slots_maintenance is next due (backend-local) */
+extern TimestampTz ng_slots_next_maintenance;
+
+/*
+ * ng_slots_maintenance_if_due
+ *		At the end of a top-level statement that started at now: run the
+ *		maintenance if its interval has passed (one comparison otherwise).
+ */
+static inline void
+ng_slots_maintenance_if_due(TimestampTz now)
+{
+	if (unlikely(now >= ng_slots_next_maintenance))
+		ng_slots_maintenance(now);
+}
 
 #endif							/* NG_SLOTS_H */

@@ -396,7 +396,10 @@ local_entry_of(const NgKey *key)
 {
 	NgLocalEntry *last = ngs_last_entry;
 
-	if (last != NULL && memcmp(&last->key, key, sizeof(NgKey)) == 0)
+	/* the fields of NgKey, compared inline: its padding is always zero */
+	if (last != NULL && last->key.queryid == key->queryid &&
+		last->key.userid == key->userid && last->key.dbid == key->dbid &&
+		last->key.toplevel == key->toplevel)
 		return last;
 	return local_entry(key, ng_key_hash(key));
 }

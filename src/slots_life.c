@@ -31,7 +31,7 @@
 #include "evict.h"
 #include "slots_int.h"
 
-static TimestampTz last_maintenance = 0;
+TimestampTz ng_slots_next_maintenance = 0;
 static bool slots_unavailable = false;
 
 static void slots_exit_callback(int code, Datum arg);
@@ -194,7 +194,8 @@ ng_slots_attach_first(void)
 		ngs_my_area->active = true;
 	}
 	before_shmem_exit(slots_exit_callback, (Datum) 0);
-	last_maintenance = GetCurrentTimestamp();
+	ng_slots_next_maintenance = GetCurrentTimestamp() +
+		NG_MAINTENANCE_INTERVAL_MS * (TimestampTz) 1000;
 	ngs_attached = true;
 	return true;
 }
@@ -242,20 +243,19 @@ slots_trim_local_map(void)
  *		From time to time, at the end of a top-level statement: release the
  *		slots this backend has not used since the last time (so idle
  *		statements stop pinning entries), try to bind unbound slots, and
- *		help bring the table down to max.  Never waits for a lock.
+ *		help bring the table down to max.  Never waits for a lock.  now is
+ *		the statement's start time; ng_slots_maintenance_if_due calls this
+ *		once NG_MAINTENANCE_INTERVAL_MS have passed since the last time.
  */
 void
-ng_slots_maintenance(void)
+ng_slots_maintenance(TimestampTz now)
 {
-	TimestampTz now;
 	bool		over_max;
 
+	ng_slots_next_maintenance = now +
+		NG_MAINTENANCE_INTERVAL_MS * (TimestampTz) 1000;
 	if (!ngs_attached || ngs_my_area == NULL)
 		return;
-	now = GetCurrentStatementStartTimestamp();
-	if (now - last_maintenance < NG_MAINTENANCE_INTERVAL_MS * (TimestampTz) 1000)
-		return;
-	last_maintenance = now;
 
 	/* a pin a parse took for an execution that did not follow */
 	(void) ng_slot_drop_carried(false);
