@@ -150,7 +150,21 @@ typedef struct NgLocalSlot
 
 extern NgBackendSlots *ngs_my_area; /* my slot area, or NULL */
 extern NgLocalSlot *ngs_local_slots;	/* [ng_slots_per_backend] */
-extern NgLocalEntry *ngs_last_entry;	/* see local_entry_of */
+/*
+ * A direct-mapped cache in front of the local map, by the low bits of the
+ * queryid (already a hash): the entry a key was last found at, valid while
+ * the map has not changed since (ngs_map_version, bumped by every insert of
+ * a new key, which may move entries, and by the map's rebuild).  See
+ * local_entry_of.
+ */
+#define NG_RECENT_KEYS		256
+typedef struct NgRecentKey
+{
+	NgLocalEntry *le;
+	uint64		version;		/* ngs_map_version when le was found */
+} NgRecentKey;
+extern NgRecentKey ngs_recent_keys[NG_RECENT_KEYS];
+extern uint64 ngs_map_version;	/* starts at 1: a zeroed NgRecentKey is stale */
 extern nglocal_hash *ngs_local_map;
 extern uint64 ngs_use_clock;
 extern bool ngs_attached;
@@ -377,31 +391,35 @@ local_entry(const NgKey *key, uint32 hash)
 		le->text_done = false;
 		le->text_epoch = 0;
 		le->text_missing = false;
+		ngs_map_version++;		/* the insert may have moved entries */
 	}
-	ngs_last_entry = le;
 	return le;
 }
 
 /*
  * local_entry_of
- *		local_entry(key), without hashing or probing when key is the one the
- *		last lookup was for: a statement's parse and its execution (and its
- *		planning) look up the same key in a row.  ngs_last_entry is valid
- *		until the map next changes: local_entry resets it on every insert
- *		(after which it names the entry it returns), and the map's rebuild
- *		clears it (slots_life.c).
+ *		local_entry(key), without hashing or probing when the key was looked
+ *		up since the local map last changed and its place in the cache of
+ *		recent keys was not taken since: a statement's parse and its
+ *		execution look up the same key, and a backend runs the same few
+ *		statements over and over.
  */
 static inline NgLocalEntry *
 local_entry_of(const NgKey *key)
 {
-	NgLocalEntry *last = ngs_last_entry;
+	NgRecentKey *recent = &ngs_recent_keys[key->queryid % NG_RECENT_KEYS];
+	NgLocalEntry *le = recent->le;
 
 	/* the fields of NgKey, compared inline: its padding is always zero */
-	if (last != NULL && last->key.queryid == key->queryid &&
-		last->key.userid == key->userid && last->key.dbid == key->dbid &&
-		last->key.toplevel == key->toplevel)
-		return last;
-	return local_entry(key, ng_key_hash(key));
+	if (likely(recent->version == ngs_map_version) &&
+		le->key.queryid == key->queryid &&
+		le->key.userid == key->userid && le->key.dbid == key->dbid &&
+		le->key.toplevel == key->toplevel)
+		return le;
+	le = local_entry(key, ng_key_hash(key));
+	recent->le = le;
+	recent->version = ngs_map_version;
+	return le;
 }
 
 /*

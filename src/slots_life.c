@@ -235,7 +235,7 @@ slots_trim_local_map(void)
 	}
 	nglocal_destroy(ngs_local_map);
 	ngs_local_map = kept;
-	ngs_last_entry = NULL;		/* it pointed into the old map */
+	ngs_map_version++;			/* the cache pointed into the old map */
 }
 
 /*

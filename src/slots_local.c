@@ -23,7 +23,8 @@
 NgBackendSlots *ngs_my_area = NULL;
 NgLocalSlot *ngs_local_slots = NULL;
 nglocal_hash *ngs_local_map = NULL;
-NgLocalEntry *ngs_last_entry = NULL;
+NgRecentKey ngs_recent_keys[NG_RECENT_KEYS];
+uint64		ngs_map_version = 1;
 uint64		ngs_use_clock = 0;
 bool		ngs_attached = false;
 int			ngs_nfree = 0;
