@@ -230,7 +230,7 @@ ng_count_stat(int64 *field, int64 n)
 }
 
 /* losses this backend noted and has not yet logged (bit per NgLoss) */
-static uint32 pending_loss_logs = 0;
+uint32		ng_pending_loss_logs = 0;
 
 /*
  * ng_note_loss
@@ -260,16 +260,17 @@ ng_note_loss(NgLoss loss, int64 n)
 	}
 	ng_count_stat(field, n);
 	if ((pg_atomic_read_u32(&ng_shared->losses_logged) & (1U << loss)) == 0)
-		pending_loss_logs |= (1U << loss);
+		ng_pending_loss_logs |= (1U << loss);
 }
 
 /*
- * ng_log_losses
+ * ng_log_losses_now
  *		Log each kind of loss once per server (until a full reset), from
- *		whichever backend noted it first.  Caller holds no lock of ours.
+ *		whichever backend noted it first (ng_log_losses, when any is
+ *		pending).  Caller holds no lock of ours.
  */
 void
-ng_log_losses(void)
+ng_log_losses_now(void)
 {
 	static const char *const messages[NG_NUM_LOSSES] = {
 		"pg_stat_statements_ng: query text memory is full; new statements are tracked without text",
@@ -284,13 +285,11 @@ ng_log_losses(void)
 		"Make room for dynamic shared memory (the size of /dev/shm, or dynamic_shared_memory_type and max_connections).",
 	};
 
-	if (likely(pending_loss_logs == 0))
-		return;
 	for (int loss = 0; loss < NG_NUM_LOSSES; loss++)
 	{
 		uint32		bit = 1U << loss;
 
-		if ((pending_loss_logs & bit) == 0)
+		if ((ng_pending_loss_logs & bit) == 0)
 			continue;
 		if ((pg_atomic_fetch_or_u32(&ng_shared->losses_logged, bit) & bit) != 0)
 			continue;
@@ -306,5 +305,5 @@ ng_log_losses(void)
 					 errdetail("This is logged once; pg_stat_statements_ng_info counts every occurrence."),
 					 errhint("%s", hints[loss])));
 	}
-	pending_loss_logs = 0;
+	ng_pending_loss_logs = 0;
 }

@@ -35,7 +35,18 @@ typedef enum NgLoss
 } NgLoss;
 
 extern void ng_note_loss(NgLoss loss, int64 n);
-extern void ng_log_losses(void);
+extern void ng_log_losses_now(void);
+
+/* losses noted by this backend and not logged yet (bit per NgLoss) */
+extern uint32 ng_pending_loss_logs;
+
+/* log the losses noted since the last time, if any (one test otherwise) */
+static inline void
+ng_log_losses(void)
+{
+	if (unlikely(ng_pending_loss_logs != 0))
+		ng_log_losses_now();
+}
 extern void ng_count_stat(int64 *field, int64 n);
 
 extern bool ng_dsa_can_allocate(void);

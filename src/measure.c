@@ -107,20 +107,18 @@ ng_make_key(NgKey *key, uint64 queryid)
 }
 
 /*
- * ng_sampled
- *		Is the current top-level statement counted?  Decided once per
- *		top-level statement (by its start time), with probability
- *		sample_rate; the statements it runs follow the decision.  Parsing,
- *		and so normalization, is never sampled.
+ * ng_sampled_by_rate
+ *		ng_sampled when sample_rate is below 1: is the current top-level
+ *		statement counted?  Decided once per top-level statement (by its
+ *		start time), with probability sample_rate; the statements it runs
+ *		follow the decision.  Parsing, and so normalization, is never
+ *		sampled.
  */
 bool
-ng_sampled(void)
+ng_sampled_by_rate(void)
 {
-	TimestampTz ts;
+	TimestampTz ts = GetCurrentStatementStartTimestamp();
 
-	if (ng_sample_rate >= 1.0)
-		return true;
-	ts = GetCurrentStatementStartTimestamp();
 	if (ts != sample_decided_for)
 	{
 		sample_decided_for = ts;

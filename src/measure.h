@@ -42,7 +42,15 @@ ng_walusage_equal(const WalUsage *a, const WalUsage *b)
 }
 
 extern void ng_measure_init(void);
-extern bool ng_sampled(void);
+extern bool ng_sampled_by_rate(void);
+
+/* is the current top-level statement counted (sample_rate)? */
+static inline bool
+ng_sampled(void)
+{
+	return ng_sample_rate >= 1.0 || ng_sampled_by_rate();
+}
+
 extern void ng_make_key(NgKey *key, uint64 queryid);
 extern void ng_count(uint64 queryid, const char *query, int location, int len,
 					 bool utility, NgSample *sample);

@@ -81,12 +81,6 @@ ng_key_hash(const NgKey *key)
 	return (uint32) (h ^ (h >> 32));
 }
 
-NgSharedPartition *
-ng_partition(uint32 hash)
-{
-	return &ng_shared->partitions[ng_partition_of_hash(hash)];
-}
-
 /*
  * ng_entry_lookup
  *		Find the live entry of key in its partition.  Caller holds the

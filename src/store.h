@@ -85,7 +85,12 @@ typedef struct NgSharedEntry
 
 extern uint32 ng_key_hash(const NgKey *key);
 #define ng_partition_of_hash(h)	((h) & (NG_NUM_PARTITIONS - 1))
-extern NgSharedPartition *ng_partition(uint32 hash);
+/* the partition of a key's hash */
+static inline NgSharedPartition *
+ng_partition(uint32 hash)
+{
+	return &ng_shared->partitions[ng_partition_of_hash(hash)];
+}
 extern NgSharedEntry *ng_entry_lookup(NgSharedPartition *part,
 									  const NgKey *key, uint32 hash,
 									  dsa_pointer *dp);
