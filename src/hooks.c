@@ -174,6 +174,50 @@ ng_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
 	ng_log_losses();
 }
 
+/* the next planner hook, or the standard planner */
+static inline PlannedStmt *
+ng_plan_next(NG_PLANNER_ARGS)
+{
+	if (prev_planner_hook)
+		return prev_planner_hook(NG_PLANNER_PASS);
+	return standard_planner(NG_PLANNER_PASS);
+}
+
+/*
+ * ng_planner_measured
+ *		ng_planner when planning is tracked: time the planning and count it
+ *		as a sample.  Out of line, so that the untracked case carries none
+ *		of its locals.
+ */
+static pg_noinline PlannedStmt *
+ng_planner_measured(NG_PLANNER_ARGS)
+{
+	PlannedStmt *result;
+	int			level = ng_nesting_level;
+	instr_time	start;
+	instr_time	duration;
+	BufferUsage bufusage_start = pgBufferUsage;
+	WalUsage	walusage_start = pgWalUsage;
+	BufferUsage bufusage;
+	WalUsage	walusage;
+	NgSample	sample = {0};
+
+	INSTR_TIME_SET_CURRENT(start);
+	ng_nesting_level = level + 1;
+	result = ng_plan_next(NG_PLANNER_PASS);
+	ng_nesting_level = level;
+
+	INSTR_TIME_SET_CURRENT(duration);
+	INSTR_TIME_SUBTRACT(duration, start);
+	sample.kind = NG_PLAN;
+	sample.time = INSTR_TIME_GET_MILLISEC(duration);
+	ng_usage_since(&sample, &bufusage, &bufusage_start,
+				   &walusage, &walusage_start);
+	ng_count(parse->queryId, query_string, parse->stmt_location,
+			 parse->stmt_len, false, &sample);
+	return result;
+}
+
 /*
  * ng_planner
  *		Planning runs one level deeper, without a PG_TRY frame: an error
@@ -186,43 +230,14 @@ ng_planner(NG_PLANNER_ARGS)
 {
 	PlannedStmt *result;
 	int			level = ng_nesting_level;
-	bool		measure = (ng_track_planning && ng_shared != NULL &&
-						   ng_enabled(level) && query_string != NULL &&
-						   parse->queryId != UINT64CONST(0));
-	instr_time	start;
-	instr_time	duration;
-	BufferUsage bufusage_start;
-	WalUsage	walusage_start;
 
-	if (measure)
-	{
-		bufusage_start = pgBufferUsage;
-		walusage_start = pgWalUsage;
-		INSTR_TIME_SET_CURRENT(start);
-	}
+	if (ng_track_planning && ng_shared != NULL && ng_enabled(level) &&
+		query_string != NULL && parse->queryId != UINT64CONST(0))
+		return ng_planner_measured(NG_PLANNER_PASS);
 
 	ng_nesting_level = level + 1;
-	if (prev_planner_hook)
-		result = prev_planner_hook(NG_PLANNER_PASS);
-	else
-		result = standard_planner(NG_PLANNER_PASS);
+	result = ng_plan_next(NG_PLANNER_PASS);
 	ng_nesting_level = level;
-
-	if (measure)
-	{
-		BufferUsage bufusage;
-		WalUsage	walusage;
-		NgSample	sample = {0};
-
-		INSTR_TIME_SET_CURRENT(duration);
-		INSTR_TIME_SUBTRACT(duration, start);
-		sample.kind = NG_PLAN;
-		sample.time = INSTR_TIME_GET_MILLISEC(duration);
-		ng_usage_since(&sample, &bufusage, &bufusage_start,
-					   &walusage, &walusage_start);
-		ng_count(parse->queryId, query_string, parse->stmt_location,
-				 parse->stmt_len, false, &sample);
-	}
 	return result;
 }
 

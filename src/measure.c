@@ -96,16 +96,6 @@ ng_measure_init(void)
 	RegisterSubXactCallback(measure_subxact_callback, NULL);
 }
 
-void
-ng_make_key(NgKey *key, uint64 queryid)
-{
-	memset(key, 0, sizeof(NgKey));
-	key->userid = GetUserId();
-	key->dbid = MyDatabaseId;
-	key->queryid = queryid;
-	key->toplevel = (ng_nesting_level == 0);
-}
-
 /*
  * ng_sampled_by_rate
  *		ng_sampled when sample_rate is below 1: is the current top-level

@@ -15,6 +15,7 @@
 
 #include "access/parallel.h"
 #include "executor/instrument.h"
+#include "miscadmin.h"
 
 #include "counters.h"
 #include "guc.h"
@@ -51,7 +52,18 @@ ng_sampled(void)
 	return ng_sample_rate >= 1.0 || ng_sampled_by_rate();
 }
 
-extern void ng_make_key(NgKey *key, uint64 queryid);
+
+/* the key of a statement of queryid run now, at the current level */
+static inline void
+ng_make_key(NgKey *key, uint64 queryid)
+{
+	memset(key, 0, sizeof(NgKey));
+	key->userid = GetUserId();
+	key->dbid = MyDatabaseId;
+	key->queryid = queryid;
+	key->toplevel = (ng_nesting_level == 0);
+}
+
 extern void ng_count(uint64 queryid, const char *query, int location, int len,
 					 bool utility, NgSample *sample);
 extern void ng_usage_since(NgSample *sample, BufferUsage *bufusage,
