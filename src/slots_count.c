@@ -238,40 +238,23 @@ ng_slots_count(const NgKey *key, const NgSample *sample, const NgTextSource *src
 }
 
 /*
- * ng_slots_note_parse
- *		Called when a statement is parsed: remember whether it had
- *		constants, and make sure its entry exists with its normalized text
- *		if it had (the only moment a normalized text can be made).  Waits
- *		for the partition lock if it must create the entry, never for
- *		eviction.
+ * slots_note_parse_text
+ *		ng_slots_note_parse for a statement whose text is not settled: note
+ *		whether it had constants, and make sure its entry exists with its
+ *		normalized text if it had.  Out of line: the common case, a settled
+ *		text, needs none of this.
  */
-void
-ng_slots_note_parse(const NgKey *key, const NgTextSource *src)
+static pg_noinline void
+slots_note_parse_text(NgLocalEntry *le, NgSharedPartition *part,
+					  const NgKey *key, const NgTextSource *src)
 {
-	NgLocalEntry *le;
 	char	   *qtext;
 	int			text_len = 0;
 	dsa_pointer dp;
 	bool		has_text = false;
 	NgSharedEntry *entry;
-	uint32		hash;
-	NgSharedPartition *part;
 	bool		carry;
 
-	if (!ng_slots_attach())
-		return;
-	le = local_entry_of(key);
-	hash = le->hash;
-	part = ng_partition(hash);
-
-	/*
-	 * Known to have its text, or to get none for now (text memory full)?  A
-	 * reset, or text memory being shrunk, since then (the partition's text
-	 * epoch moved) may have taken it, and texts freed or a higher cap may
-	 * make room: then look again.  Otherwise nothing to do, and no lock.
-	 */
-	if (text_settled(le, part))
-		return;
 	if (src->jstate == NULL || src->jstate->clocations_count == 0)
 	{
 		/*
@@ -299,7 +282,7 @@ ng_slots_note_parse(const NgKey *key, const NgTextSource *src)
 	carry = (ngs_my_area != NULL && le->slot < 0);
 	if (carry)
 		(void) ng_slot_drop_carried(true);
-	entry = ng_slot_get_entry(key, hash, qtext, text_len, carry, true,
+	entry = ng_slot_get_entry(key, le->hash, qtext, text_len, carry, true,
 							  &dp, &has_text);
 	if (qtext)
 		pfree(qtext);
@@ -307,4 +290,34 @@ ng_slots_note_parse(const NgKey *key, const NgTextSource *src)
 		ng_slot_carry(key, entry, dp);
 	/* a statement whose text cannot be made is settled too */
 	text_note(le, true, entry != NULL, has_text);
+}
+
+/*
+ * ng_slots_note_parse
+ *		Called when a statement is parsed: remember whether it had
+ *		constants, and make sure its entry exists with its normalized text
+ *		if it had (the only moment a normalized text can be made).  Waits
+ *		for the partition lock if it must create the entry, never for
+ *		eviction.
+ */
+void
+ng_slots_note_parse(const NgKey *key, const NgTextSource *src)
+{
+	NgLocalEntry *le;
+	NgSharedPartition *part;
+
+	if (!ng_slots_attach())
+		return;
+	le = local_entry_of(key);
+	part = ng_partition(le->hash);
+
+	/*
+	 * Known to have its text, or to get none for now (text memory full)?  A
+	 * reset, or text memory being shrunk, since then (the partition's text
+	 * epoch moved) may have taken it, and texts freed or a higher cap may
+	 * make room: then look again.  Otherwise nothing to do, and no lock.
+	 */
+	if (likely(text_settled(le, part)))
+		return;
+	slots_note_parse_text(le, part, key, src);
 }
