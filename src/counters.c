@@ -100,6 +100,17 @@ ng_bufusage_times_zero(const BufferUsage *bu)
 }
 
 static void
+ng_counters_record_io_times(NgCounters *c, const BufferUsage *bu)
+{
+	c->shared_blk_read_time += INSTR_TIME_GET_MILLISEC(NG_SHARED_BLK_READ_TIME(bu));
+	c->shared_blk_write_time += INSTR_TIME_GET_MILLISEC(NG_SHARED_BLK_WRITE_TIME(bu));
+	c->local_blk_read_time += NG_LOCAL_BLK_READ_TIME(bu);
+	c->local_blk_write_time += NG_LOCAL_BLK_WRITE_TIME(bu);
+	c->temp_blk_read_time += INSTR_TIME_GET_MILLISEC(bu->temp_blk_read_time);
+	c->temp_blk_write_time += INSTR_TIME_GET_MILLISEC(bu->temp_blk_write_time);
+}
+
+static void
 ng_counters_record_bufusage(NgCounters *c, const BufferUsage *bu)
 {
 	if (!ng_bufusage_blocks_zero(bu))
@@ -115,14 +126,52 @@ ng_counters_record_bufusage(NgCounters *c, const BufferUsage *bu)
 		c->temp_blks_read += bu->temp_blks_read;
 		c->temp_blks_written += bu->temp_blks_written;
 	}
-	if (ng_bufusage_times_zero(bu))
-		return;
-	c->shared_blk_read_time += INSTR_TIME_GET_MILLISEC(NG_SHARED_BLK_READ_TIME(bu));
-	c->shared_blk_write_time += INSTR_TIME_GET_MILLISEC(NG_SHARED_BLK_WRITE_TIME(bu));
-	c->local_blk_read_time += NG_LOCAL_BLK_READ_TIME(bu);
-	c->local_blk_write_time += NG_LOCAL_BLK_WRITE_TIME(bu);
-	c->temp_blk_read_time += INSTR_TIME_GET_MILLISEC(bu->temp_blk_read_time);
-	c->temp_blk_write_time += INSTR_TIME_GET_MILLISEC(bu->temp_blk_write_time);
+	if (!ng_bufusage_times_zero(bu))
+		ng_counters_record_io_times(c, bu);
+}
+
+/* the same I/O times in two snapshots (no I/O timed between them) */
+#define NG_SAME_INSTR_TIME(a, b) (memcmp(&(a), &(b), sizeof(instr_time)) == 0)
+static inline bool
+ng_bufusage_times_equal(const BufferUsage *a, const BufferUsage *b)
+{
+	return NG_SAME_INSTR_TIME(NG_SHARED_BLK_READ_TIME(a), NG_SHARED_BLK_READ_TIME(b)) &&
+		NG_SAME_INSTR_TIME(NG_SHARED_BLK_WRITE_TIME(a), NG_SHARED_BLK_WRITE_TIME(b)) &&
+		NG_LOCAL_BLK_READ_TIME(a) == NG_LOCAL_BLK_READ_TIME(b) &&
+		NG_LOCAL_BLK_WRITE_TIME(a) == NG_LOCAL_BLK_WRITE_TIME(b) &&
+		NG_SAME_INSTR_TIME(a->temp_blk_read_time, b->temp_blk_read_time) &&
+		NG_SAME_INSTR_TIME(a->temp_blk_write_time, b->temp_blk_write_time);
+}
+
+/*
+ * ng_counters_record_bufusage_since
+ *		Add the usage between two snapshots of pgBufferUsage, start and end,
+ *		as ng_counters_record_bufusage adds their difference: the block
+ *		counts subtracted in place, the I/O times (only when some were
+ *		timed) through BufferUsageAccumDiff, so converted as totaltime's are.
+ */
+static void
+ng_counters_record_bufusage_since(NgCounters *c, const BufferUsage *end,
+								  const BufferUsage *start)
+{
+	c->shared_blks_hit += end->shared_blks_hit - start->shared_blks_hit;
+	c->shared_blks_read += end->shared_blks_read - start->shared_blks_read;
+	c->shared_blks_dirtied += end->shared_blks_dirtied - start->shared_blks_dirtied;
+	c->shared_blks_written += end->shared_blks_written - start->shared_blks_written;
+	c->local_blks_hit += end->local_blks_hit - start->local_blks_hit;
+	c->local_blks_read += end->local_blks_read - start->local_blks_read;
+	c->local_blks_dirtied += end->local_blks_dirtied - start->local_blks_dirtied;
+	c->local_blks_written += end->local_blks_written - start->local_blks_written;
+	c->temp_blks_read += end->temp_blks_read - start->temp_blks_read;
+	c->temp_blks_written += end->temp_blks_written - start->temp_blks_written;
+	if (unlikely(!ng_bufusage_times_equal(end, start)))
+	{
+		BufferUsage diff;
+
+		memset(&diff, 0, sizeof(diff));
+		BufferUsageAccumDiff(&diff, end, start);
+		ng_counters_record_io_times(c, &diff);
+	}
 }
 
 static void
@@ -164,7 +213,9 @@ ng_counters_record(NgCounters *c, const NgSample *s)
 	ng_counters_record_time(c, k, s->time);
 	if (k == NG_EXEC)
 		c->rows += s->rows;
-	if (s->bufusage)
+	if (s->bufusage_base)
+		ng_counters_record_bufusage_since(c, s->bufusage, s->bufusage_base);
+	else if (s->bufusage)
 		ng_counters_record_bufusage(c, s->bufusage);
 	if (s->walusage &&
 		(s->walusage->wal_records | s->walusage->wal_fpi |

@@ -77,12 +77,15 @@ typedef struct NgExecTimer
 	struct NgExecTimer *next;
 	MemoryContextCallback unlink;
 	bool		running;		/* a window is open (started at start) */
+	int			windows;		/* closed windows */
 	instr_time	start;
 	instr_time	counter;		/* closed windows' time */
-	BufferUsage bufusage_start;
+	BufferUsage bufusage_start; /* at the start of the open or last window */
+	BufferUsage bufusage_end;	/* at the end of the first, while it is the
+								 * only one */
+	BufferUsage bufusage;		/* closed windows' usage, from the second */
 	WalUsage	walusage_start;
-	BufferUsage bufusage;		/* closed windows' usage */
-	WalUsage	walusage;
+	WalUsage	walusage;		/* closed windows' WAL usage */
 } NgExecTimer;
 
 static NgExecTimer *exec_timers = NULL;
@@ -281,17 +284,31 @@ ng_timer_find(QueryDesc *queryDesc)
 	return NULL;
 }
 
-/* open a window, as InstrStartNode does */
+/*
+ * open a window, as InstrStartNode does; the first window's usage, kept as
+ * two snapshots while it was the only one, becomes a sum when a second opens
+ */
 static inline void
 ng_timer_start(NgExecTimer *t)
 {
+	if (unlikely(t->windows == 1))
+	{
+		memset(&t->bufusage, 0, sizeof(BufferUsage));
+		BufferUsageAccumDiff(&t->bufusage, &t->bufusage_end,
+							 &t->bufusage_start);
+	}
 	t->bufusage_start = pgBufferUsage;
 	t->walusage_start = pgWalUsage;
 	INSTR_TIME_SET_CURRENT(t->start);
 	t->running = true;
 }
 
-/* close it, as InstrStopNode does (a diff only if usage changed) */
+/*
+ * close it, as InstrStopNode does: the first window's buffer usage is kept
+ * as its two snapshots (the execution's only window, usually: its sample
+ * then adds their difference), later ones are summed (a
+ * diff only if usage changed)
+ */
 static inline void
 ng_timer_stop(NgExecTimer *t)
 {
@@ -300,9 +317,12 @@ ng_timer_stop(NgExecTimer *t)
 	INSTR_TIME_SET_CURRENT(now);
 	INSTR_TIME_ACCUM_DIFF(t->counter, now, t->start);
 	t->running = false;
-	if (unlikely(memcmp(&pgBufferUsage, &t->bufusage_start,
-						sizeof(BufferUsage)) != 0))
+	if (likely(t->windows == 0))
+		t->bufusage_end = pgBufferUsage;
+	else if (memcmp(&pgBufferUsage, &t->bufusage_start,
+					sizeof(BufferUsage)) != 0)
 		BufferUsageAccumDiff(&t->bufusage, &pgBufferUsage, &t->bufusage_start);
+	t->windows++;
 	if (unlikely(!ng_walusage_equal(&pgWalUsage, &t->walusage_start)))
 		WalUsageAccumDiff(&t->walusage, &pgWalUsage, &t->walusage_start);
 }
@@ -324,8 +344,8 @@ ng_ExecutorStart(QueryDesc *queryDesc, int eflags)
 
 		t->queryDesc = queryDesc;
 		t->running = false;
+		t->windows = 0;
 		INSTR_TIME_SET_ZERO(t->counter);
-		memset(&t->bufusage, 0, sizeof(BufferUsage));
 		memset(&t->walusage, 0, sizeof(WalUsage));
 		t->prev = NULL;
 		t->next = exec_timers;
@@ -471,7 +491,13 @@ ng_ExecutorEnd(QueryDesc *queryDesc)
 		/* as totaltime->total * 1000.0 */
 		sample.time = INSTR_TIME_GET_DOUBLE(t->counter) * 1000.0;
 		sample.rows = NG_ROWS_PROCESSED(estate);
-		sample.bufusage = &t->bufusage;
+		if (t->windows == 1)
+		{
+			sample.bufusage = &t->bufusage_end;
+			sample.bufusage_base = &t->bufusage_start;
+		}
+		else if (t->windows > 1)
+			sample.bufusage = &t->bufusage;
 		sample.walusage = &t->walusage;
 		sample.jitusage = estate->es_jit ? &estate->es_jit->instr : NULL;
 		sample.parallel_workers_to_launch = NG_PARALLEL_TO_LAUNCH(estate);
