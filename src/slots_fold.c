@@ -327,9 +327,9 @@ ng_slots_flush_cells(void)
  *		release (fold and unpin) up to n of this backend's least recently
  *		used bound slots, without waiting, so that eviction can take the
  *		cold ones among their entries.  Without this, backends that each
- *		keep their slots' statements bound could together
- *		pin the whole table, and a workload of ever-new statements would
- *		find nothing to evict.  Returns the number released.
+ *		keep their slots' statements bound could together pin the whole
+ *		table, and a workload of ever-new statements would find nothing to
+ *		evict.  Returns the number released.
  */
 int
 ng_slots_release_lru(int n)
