@@ -42,6 +42,19 @@
 #define NG_MY_PROC_NUMBER()		(MyProc->pgprocno)
 #endif
 
+/*
+ * Client backends own the first process numbers.  InitProcGlobal hands
+ * PGPROCs 0 .. MaxConnections - 1 to the regular backends' free list
+ * (freeProcs), then, up to MaxBackends, to autovacuum workers and launcher
+ * (with the slot sync worker from 17; autovacuum_worker_slots of them from
+ * 18), to background workers (parallel workers included), and to
+ * walsenders; auxiliary processes come after MaxBackends.  InitProcess
+ * takes a walsender's, a worker's or autovacuum's PGPROC from its own list
+ * only, never from freeProcs.  Checked in proc.c of 15, 16, 17 and 18.6:
+ * the split is the same in all four.
+ */
+#define NG_NUM_CLIENT_PROCS()	MaxConnections
+
 /* ---- ExecutorRun lost its execute_once argument in 18 ---- */
 #if PG_VERSION_NUM >= 180000
 #define NG_EXECUTOR_RUN_ARGS	QueryDesc *queryDesc, ScanDirection direction, uint64 count

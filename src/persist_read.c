@@ -34,6 +34,7 @@
 #include "persist_internal.h"
 #include "qtext.h"
 #include "shmem.h"
+#include "slots.h"
 #include "store.h"
 
 /* The loader reads the file in pieces of this size */
@@ -322,8 +323,7 @@ persist_reject(const char *why)
 static uint64
 persist_max_file_size(void)
 {
-	uint64		rows = (uint64) ng_max +
-		(uint64) ng_store_num_slot_procs() * ng_slots_per_backend;
+	uint64		rows = (uint64) ng_max + ng_slots_total();
 
 	return sizeof(NgDumpHeader) +
 		rows * (sizeof(NgDumpEntry) + ng_hist_groups_size(PG_UINT32_MAX)) +

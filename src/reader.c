@@ -126,7 +126,7 @@ scratch_alloc(NgReader *r, int maxslots)
 	s->claimed = palloc(sizeof(bool) * nheads);
 	s->cell_at = palloc(sizeof(int) * maxslots);
 	/* room for the largest chain a slot can have, and more */
-	s->maxcells = (maxslots + ng_slots_per_backend) * NG_CELLS_PER_SLOT;
+	s->maxcells = maxslots * NG_CELLS_PER_SLOT + ng_slots_most_cells();
 	s->cells = MemoryContextAllocHuge(CurrentMemoryContext,
 									  sizeof(NgHistCell) * (Size) s->maxcells);
 	s->maxslots = maxslots;
@@ -197,7 +197,7 @@ copy_slots(int p, NgSharedPartition *part, NgReadScratch *s, bool skip_busy,
 	{
 		NgBackendSlots *area = ng_slots_of_proc(proc);
 
-		for (int i = 0; i < ng_slots_per_backend; i++)
+		for (int i = 0; i < (int) area->nslots; i++)
 		{
 			NgSlot	   *copy = &s->slots[s->nslots];
 

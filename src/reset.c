@@ -62,7 +62,7 @@ reset_voids_unbound(int p, Oid userid, Oid dbid, uint64 queryid)
 	{
 		NgBackendSlots *area = ng_slots_of_proc(proc);
 
-		for (int i = 0; i < ng_slots_per_backend; i++)
+		for (int i = 0; i < (int) area->nslots; i++)
 		{
 			if (area->partition_of[i] != p)
 				continue;

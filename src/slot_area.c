@@ -21,18 +21,56 @@
 #include "slots_int.h"
 
 /*
- * Each process's area starts on a cache line of its own (the areas' base is
+ * Areas of two sizes.  Client backends, which run the statements worth
+ * counting, have ng_slots_per_backend slots each; every other process with
+ * a process number below MaxBackends (autovacuum, background and parallel
+ * workers, walsenders) has NG_OTHER_PROC_SLOTS, or ng_slots_per_backend if
+ * that is fewer.  Client backends own the first NG_NUM_CLIENT_PROCS()
+ * process numbers (compat.h), so the client areas come first, then the
+ * others':
+ *
+ *		procno < nclient:	base + procno x client area size
+ *		otherwise:			base + nclient x client area size
+ *							+ (procno - nclient) x other area size
+ *
+ * Each area starts on a cache line of its own (the areas' base is
  * cache-line aligned, shmem.c), so that no two processes write one line.
  */
-static Size
-slots_per_proc_size(void)
+static int
+slots_other_nslots(void)
 {
-	Size		cells = MAXALIGN(mul_size(sizeof(NgHistCell),
-										  slots_pool_cells()));
+	return Min(ng_slots_per_backend, NG_OTHER_PROC_SLOTS);
+}
 
+/* client areas: the first MaxConnections process numbers (compat.h) */
+static int
+slots_num_client_procs(void)
+{
+	return Min(NG_NUM_CLIENT_PROCS(), ng_store_num_slot_procs());
+}
+
+static int
+slots_nslots_of_proc(int procno)
+{
+	return procno < slots_num_client_procs() ? ng_slots_per_backend :
+		slots_other_nslots();
+}
+
+/* where an area of nslots puts its first slot: after the map and the pool */
+static Size
+slots_first_slot_offset(int nslots)
+{
+	return add_size(slots_map_size(nslots),
+					MAXALIGN(mul_size(sizeof(NgHistCell),
+									  slots_pool_cells(nslots))));
+}
+
+static Size
+slots_area_size(int nslots)
+{
 	return TYPEALIGN(PG_CACHE_LINE_SIZE,
-					 add_size(add_size(slots_map_size(), cells),
-							  mul_size(sizeof(NgSlot), ng_slots_per_backend)));
+					 add_size(slots_first_slot_offset(nslots),
+							  mul_size(sizeof(NgSlot), nslots)));
 }
 
 /*
@@ -42,14 +80,48 @@ slots_per_proc_size(void)
 Size
 ng_slots_shmem_size(void)
 {
-	return mul_size(slots_per_proc_size(), ng_store_num_slot_procs());
+	int			nclient = slots_num_client_procs();
+
+	return add_size(mul_size(slots_area_size(ng_slots_per_backend), nclient),
+					mul_size(slots_area_size(slots_other_nslots()),
+							 ng_store_num_slot_procs() - nclient));
+}
+
+/*
+ * ng_slots_total
+ *		Slots of all areas together.
+ */
+uint64
+ng_slots_total(void)
+{
+	int			nclient = slots_num_client_procs();
+
+	return (uint64) nclient * ng_slots_per_backend +
+		(uint64) (ng_store_num_slot_procs() - nclient) * slots_other_nslots();
+}
+
+/*
+ * ng_slots_most_cells
+ *		The largest cell pool of any area (a client backend's).
+ */
+int
+ng_slots_most_cells(void)
+{
+	return slots_pool_cells(Max(ng_slots_per_backend, slots_other_nslots()));
 }
 
 NgBackendSlots *
 ng_slots_of_proc(int procno)
 {
-	return (NgBackendSlots *) (ng_store_slot_area_base() +
-							   (Size) procno * slots_per_proc_size());
+	int			nclient = slots_num_client_procs();
+	Size		offset;
+
+	if (procno < nclient)
+		offset = (Size) procno * slots_area_size(ng_slots_per_backend);
+	else
+		offset = (Size) nclient * slots_area_size(ng_slots_per_backend) +
+			(Size) (procno - nclient) * slots_area_size(slots_other_nslots());
+	return (NgBackendSlots *) (ng_store_slot_area_base() + offset);
 }
 
 NgSlot *
@@ -60,7 +132,8 @@ ng_slot_at(NgBackendSlots *area, int index)
 
 /*
  * ng_slots_init_shmem
- *		Mark every slot of every process free (postmaster, at startup).
+ *		Lay out every process's area and mark its slots free (postmaster, at
+ *		startup).
  */
 void
 ng_slots_init_shmem(char *base)
@@ -68,12 +141,14 @@ ng_slots_init_shmem(char *base)
 	for (int p = 0; p < ng_store_num_slot_procs(); p++)
 	{
 		NgBackendSlots *area = ng_slots_of_proc(p);
+		int			nslots = slots_nslots_of_proc(p);
 
-		memset(area, 0, slots_per_proc_size());
-		area->nslots = ng_slots_per_backend;
-		area->ncells = slots_pool_cells();
-		memset(area->partition_of, NG_SLOT_FREE, ng_slots_per_backend);
-		for (int i = 0; i < ng_slots_per_backend; i++)
+		memset(area, 0, slots_area_size(nslots));
+		area->nslots = nslots;
+		area->ncells = slots_pool_cells(nslots);
+		area->slots_offset = slots_first_slot_offset(nslots);
+		memset(area->partition_of, NG_SLOT_FREE, nslots);
+		for (int i = 0; i < nslots; i++)
 			slot_at(area, i)->hist_head = NG_NO_CELL;
 	}
 }

@@ -66,15 +66,22 @@ typedef struct NgSlot
 	NgCounters	counters;		/* since last fold, but the histogram */
 } NgSlot;
 
-/* Slot area of one process (indexed by its PGPROC number) */
+/*
+ * Slot area of one process (indexed by its PGPROC number).  A client
+ * backend's has ng_slots_per_backend slots, any other process's
+ * NG_OTHER_PROC_SLOTS at most (slot_area.c).  nslots, ncells and
+ * slots_offset are set by the postmaster and never change.
+ */
 typedef struct NgBackendSlots
 {
-	uint32		nslots;			/* ng_slots_per_backend, for readers */
+	uint32		nslots;			/* slots in this area */
 	bool		active;			/* owner counts here: set at first use,
 								 * cleared at exit after folding */
 
 	uint32		ncells;			/* of the cell pool: NG_CELLS_PER_SLOT x
 								 * nslots; the pool follows the map */
+	uint32		slots_offset;	/* bytes from the area's start to its first
+								 * slot, which follows the pool */
 
 	/*
 	 * Which partition each slot counts for (0xFF: free).  Written by the
@@ -86,9 +93,18 @@ typedef struct NgBackendSlots
 
 #define NG_SLOT_FREE			0xFF
 
+/*
+ * Slots of a process that is not a client backend (autovacuum, background
+ * and parallel workers, walsenders), or ng_slots_per_backend if fewer:
+ * such a process runs few distinct statements, if any (docs/design.md).
+ */
+#define NG_OTHER_PROC_SLOTS		16
+
 extern Size ng_slots_shmem_size(void);
 extern void ng_slots_init_shmem(char *base);
 extern NgBackendSlots *ng_slots_of_proc(int procno);
+extern uint64 ng_slots_total(void);
+extern int	ng_slots_most_cells(void);
 extern NgSlot *ng_slot_at(NgBackendSlots *area, int index);
 #define NG_SLOT_READ_SPINS		1000
 extern bool ng_slot_try_read(NgBackendSlots *area, const NgSlot *slot,

@@ -46,7 +46,7 @@ slot_find_victim(void)
 		{
 			int			best = -1;
 
-			for (int i = 0; i < ng_slots_per_backend; i++)
+			for (int i = 0; i < ngs_nslots; i++)
 			{
 				bool		taken = false;
 
@@ -121,7 +121,7 @@ slot_list_victims(void)
 {
 	victim_next = 0;
 	victim_count = 0;
-	for (int i = 0; i < ng_slots_per_backend; i++)
+	for (int i = 0; i < ngs_nslots; i++)
 	{
 		NgLocalSlot *ls = &ngs_local_slots[i];
 		int			at;
@@ -180,7 +180,7 @@ slot_find_free(void)
 
 	if (ngs_nfree > 0)
 	{
-		for (int i = 0; i < ng_slots_per_backend; i++)
+		for (int i = 0; i < ngs_nslots; i++)
 			if (!ngs_local_slots[i].in_use)
 				return i;
 	}

@@ -117,7 +117,7 @@ slot_create_entry(const NgKey *key, uint32 hash, const char *qtext,
 		reserved = ng_entry_reserve();
 		if (!reserved && ng_evict_make_room())
 			reserved = ng_entry_reserve();
-		if (!reserved && ng_slots_release_lru(ng_slots_per_backend / 2) > 0 &&
+		if (!reserved && ng_slots_release_lru(ngs_nslots / 2) > 0 &&
 			ng_evict_make_room())
 			reserved = ng_entry_reserve();
 	}

@@ -268,7 +268,7 @@ slot_flush(int i, bool wait)
  * ng_slots_reclaim_cells
  *		My cell pool is empty: fold the slot holding the most cells, waiting
  *		for its lock, as a new statement waits to bind.  This happens only
- *		when more than NG_CELLS_PER_SLOT x slots_per_backend (bucket, slot)
+ *		when more than NG_CELLS_PER_SLOT x ngs_nslots (bucket, slot)
  *		pairs came up since maintenance last flushed (ng_slots_flush_cells).
  *		Caller holds no partition lock.
  */
@@ -277,7 +277,7 @@ ng_slots_reclaim_cells(void)
 {
 	int			best = -1;
 
-	for (int i = 0; i < ng_slots_per_backend; i++)
+	for (int i = 0; i < ngs_nslots; i++)
 	{
 		if (!ngs_local_slots[i].in_use ||
 			slot_at(ngs_my_area, i)->hist_cells == 0)
@@ -302,9 +302,9 @@ void
 ng_slots_flush_cells(void)
 {
 	NgHistCell *pool = ngs_pool;
-	bool		short_of_cells = ngs_cells_free < slots_pool_cells() / 2;
+	bool		short_of_cells = ngs_cells_free < (int) ngs_my_area->ncells / 2;
 
-	for (int i = 0; i < ng_slots_per_backend; i++)
+	for (int i = 0; i < ngs_nslots; i++)
 	{
 		NgSlot	   *slot = slot_at(ngs_my_area, i);
 		bool		flush = false;
@@ -327,9 +327,9 @@ ng_slots_flush_cells(void)
  *		release (fold and unpin) up to n of this backend's least recently
  *		used bound slots, without waiting, so that eviction can take the
  *		cold ones among their entries.  Without this, backends that each
- *		keep their last slots_per_backend statements bound could together
- *		pin the whole table, and a workload of ever-new statements would
- *		find nothing to evict.  Returns the number released.
+ *		keep their slots' statements bound could together pin the whole
+ *		table, and a workload of ever-new statements would find nothing to
+ *		evict.  Returns the number released.
  */
 int
 ng_slots_release_lru(int n)
@@ -342,7 +342,7 @@ ng_slots_release_lru(int n)
 	{
 		int			best = -1;
 
-		for (int i = 0; i < ng_slots_per_backend; i++)
+		for (int i = 0; i < ngs_nslots; i++)
 		{
 			if (!ngs_local_slots[i].in_use || ngs_local_slots[i].entry == NULL)
 				continue;

@@ -30,7 +30,10 @@
  *
  * Layout.  Each process that can run queries owns an NgBackendSlots area in
  * main shared memory (indexed by its PGPROC number): a map saying which
- * partition each slot counts for, then ng_slots_per_backend NgSlot structs.
+ * partition each slot counts for, its cell pool, then its NgSlot structs:
+ * ng_slots_per_backend of them for a client backend, fewer for any other
+ * process (slot_area.c).  The backend works with its own area's count,
+ * ngs_nslots, never the setting.
  * A backend-local hash table maps a key to the slot counting it, so finding
  * the slot of a statement the backend already tracks touches no shared
  * memory at all.
@@ -149,7 +152,8 @@ typedef struct NgLocalSlot
 /* ---- backend-local state (defined in slots_local.c) ---- */
 
 extern NgBackendSlots *ngs_my_area; /* my slot area, or NULL */
-extern NgLocalSlot *ngs_local_slots;	/* [ng_slots_per_backend] */
+extern int	ngs_nslots;			/* my area's slots (its nslots), or 0 */
+extern NgLocalSlot *ngs_local_slots;	/* [ngs_nslots] */
 /*
  * A direct-mapped cache in front of the local map, by the low bits of the
  * queryid (already a hash): the entry a key was last found at, valid while
@@ -180,35 +184,33 @@ extern uint16 *ngs_cell_index;	/* [slot][kind][bucket]: its cell, or
 
 /* ---- the slot area's layout ---- */
 
-/* bytes before the first slot of an area: the header and its map */
+/* bytes before the cell pool of an area of nslots: the header and its map */
 static inline Size
-slots_map_size(void)
+slots_map_size(int nslots)
 {
 	return MAXALIGN(offsetof(NgBackendSlots, partition_of) +
-					sizeof(uint8) * ng_slots_per_backend);
+					sizeof(uint8) * nslots);
 }
 
-/* cells in each area's pool */
+/* cells in the pool of an area of nslots */
 static inline int
-slots_pool_cells(void)
+slots_pool_cells(int nslots)
 {
-	return NG_CELLS_PER_SLOT * ng_slots_per_backend;
+	return NG_CELLS_PER_SLOT * nslots;
 }
 
 /* the area's cell pool, after the map */
 static inline NgHistCell *
 area_cells(NgBackendSlots *area)
 {
-	return (NgHistCell *) ((char *) area + slots_map_size());
+	return (NgHistCell *) ((char *) area + slots_map_size(area->nslots));
 }
 
 /* slot index of area (ng_slot_at, inlined for the hot path), after the pool */
 static inline NgSlot *
 slot_at(NgBackendSlots *area, int index)
 {
-	return (NgSlot *) ((char *) area + slots_map_size() +
-					   MAXALIGN(sizeof(NgHistCell) * slots_pool_cells())) +
-		index;
+	return (NgSlot *) ((char *) area + area->slots_offset) + index;
 }
 
 /* ---- the write protocol ---- */

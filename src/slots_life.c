@@ -46,7 +46,7 @@ static void
 slots_build_free_cells(void)
 {
 	NgHistCell *pool = ngs_pool = area_cells(ngs_my_area);
-	int			ncells = slots_pool_cells();
+	int			ncells = ngs_my_area->ncells;
 	bool	   *held = palloc_extended(sizeof(bool) * ncells,
 									   MCXT_ALLOC_ZERO | MCXT_ALLOC_NO_OOM);
 
@@ -59,7 +59,7 @@ slots_build_free_cells(void)
 	if (held == NULL)
 		return;
 
-	for (int i = 0; i < ng_slots_per_backend; i++)
+	for (int i = 0; i < ngs_nslots; i++)
 	{
 		NgSlot	   *slot = slot_at(ngs_my_area, i);
 		int			walked = 0;
@@ -73,13 +73,13 @@ slots_build_free_cells(void)
 	/* the index of the cells (slots_int.h); without it, chains are walked */
 	ngs_cell_index = MemoryContextAllocExtended(TopMemoryContext,
 												sizeof(uint16) * NG_NUM_KINDS * NG_HIST_BUCKETS *
-												ng_slots_per_backend,
+												ngs_nslots,
 												MCXT_ALLOC_NO_OOM);
 	if (ngs_cell_index != NULL)
 		memset(ngs_cell_index, 0xFF,
 			   sizeof(uint16) * NG_NUM_KINDS * NG_HIST_BUCKETS *
-			   ng_slots_per_backend);
-	for (int i = 0; i < ng_slots_per_backend && ngs_cell_index != NULL; i++)
+			   ngs_nslots);
+	for (int i = 0; i < ngs_nslots && ngs_cell_index != NULL; i++)
 	{
 		NgSlot	   *slot = slot_at(ngs_my_area, i);
 		uint16	   *index = slot_cell_index(i);
@@ -121,7 +121,7 @@ slots_inherit(void)
 {
 	int			inherited = 0;
 
-	for (int i = 0; i < ng_slots_per_backend; i++)
+	for (int i = 0; i < ngs_nslots; i++)
 	{
 		NgSlot	   *slot = slot_at(ngs_my_area, i);
 		NgLocalEntry *le;
@@ -149,7 +149,7 @@ slots_inherit(void)
 		le->slot = i;
 		inherited++;
 	}
-	ngs_nfree = ng_slots_per_backend - inherited;
+	ngs_nfree = ngs_nslots - inherited;
 	slots_build_free_cells();
 
 	/*
@@ -185,11 +185,19 @@ ng_slots_attach_first(void)
 	ngs_local_map = nglocal_create(TopMemoryContext, 256, NULL);
 
 	procno = NG_MY_PROC_NUMBER();
+
+	/*
+	 * Client backends, and they only, have the process numbers of the large
+	 * areas (compat.h, slot_area.c).
+	 */
+	Assert(!IsUnderPostmaster ||
+		   (procno < NG_NUM_CLIENT_PROCS()) == (MyBackendType == B_BACKEND));
 	if (procno >= 0 && procno < ng_store_num_slot_procs())
 	{
 		ngs_my_area = ng_slots_of_proc(procno);
+		ngs_nslots = ngs_my_area->nslots;
 		ngs_local_slots = MemoryContextAllocZero(TopMemoryContext,
-												 sizeof(NgLocalSlot) * ng_slots_per_backend);
+												 sizeof(NgLocalSlot) * ngs_nslots);
 		slots_inherit();
 		ngs_my_area->active = true;
 	}
@@ -212,9 +220,9 @@ slots_trim_local_map(void)
 	NgLocalEntry *le;
 	nglocal_hash *kept;
 
-	if (ngs_local_map->members <= 4 * (uint32) ng_slots_per_backend + 1024)
+	if (ngs_local_map->members <= 4 * (uint32) ngs_nslots + 1024)
 		return;
-	kept = nglocal_create(TopMemoryContext, 2 * ng_slots_per_backend, NULL);
+	kept = nglocal_create(TopMemoryContext, 2 * ngs_nslots, NULL);
 	nglocal_start_iterate(ngs_local_map, &iter);
 	while ((le = nglocal_iterate(ngs_local_map, &iter)) != NULL)
 	{
@@ -260,7 +268,7 @@ ng_slots_maintenance(TimestampTz now)
 	/* a pin a parse took for an execution that did not follow */
 	(void) ng_slot_drop_carried(false);
 	over_max = pg_atomic_read_u32(&ng_shared->entry_count) > (uint32) ng_max;
-	for (int i = 0; i < ng_slots_per_backend; i++)
+	for (int i = 0; i < ngs_nslots; i++)
 	{
 		NgLocalSlot *ls = &ngs_local_slots[i];
 
@@ -324,7 +332,7 @@ slots_exit_callback(int code, Datum arg)
 	ngs_exiting = true;
 	(void) ng_slot_drop_carried(true);
 	/* bound slots first: dropping their pins may make room for the others */
-	for (int i = 0; i < ng_slots_per_backend; i++)
+	for (int i = 0; i < ngs_nslots; i++)
 	{
 		if (ngs_local_slots[i].in_use && ngs_local_slots[i].entry != NULL)
 		{
@@ -335,7 +343,7 @@ slots_exit_callback(int code, Datum arg)
 #endif
 		}
 	}
-	for (int i = 0; i < ng_slots_per_backend; i++)
+	for (int i = 0; i < ngs_nslots; i++)
 	{
 		if (!ngs_local_slots[i].in_use)
 			continue;

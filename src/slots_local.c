@@ -21,6 +21,7 @@
 #include "slots_int.h"
 
 NgBackendSlots *ngs_my_area = NULL;
+int			ngs_nslots = 0;
 NgLocalSlot *ngs_local_slots = NULL;
 nglocal_hash *ngs_local_map = NULL;
 NgRecentKey ngs_recent_keys[NG_RECENT_KEYS];

@@ -5,9 +5,15 @@
 #    statements run once each hold exactly 50 x 648 bytes;
 #  - a statement whose durations spread over many buckets holds a group for
 #    each 16 of them it touched, and its histogram adds up to its calls;
-#  - a process's slot area is 32,384 bytes with 64 slots (506 per slot, cell
-#    pool included), 4,096 with 8: 100 more connections cost exactly
-#    100 x 32,384 bytes, so 100 connections cost under 4 MB of slots;
+#  - a client backend's slot area is 32,384 bytes with 64 slots (506 per
+#    slot, cell pool included), 4,096 with 8: 100 more connections cost
+#    exactly 100 x 32,384 bytes; every other process below MaxBackends
+#    (autovacuum, background workers, walsenders) has 16 slots, 8,192 bytes
+#    (8 when slots_per_backend is 8): slots_memory is exactly that sum, the
+#    number of such processes computed here from the server's settings for
+#    its major, and at most 4 MB at 100 connections and default settings;
+#  - a walsender (replication=database) running more distinct statements
+#    than its 16 slots counts each execution exactly;
 #  - with 8 slots (a pool of 40 histogram cells), one statement with more
 #    than 40 distinct buckets in one session uses the pool up, and its
 #    histogram still adds up to its calls, read while the session runs and
@@ -22,10 +28,13 @@ use Test::More;
 my $entry_bytes = 648;
 my $group_bytes = 144;
 my $area_64 = 32384;
+my $area_16 = 8192;
 my $area_8 = 4096;
 
 my $node = PostgreSQL::Test::Cluster->new('memory');
-$node->init;
+# walsenders at their default number (10), for the figures at the defaults
+# and for a walsender running SQL
+$node->init(allows_streaming => 1);
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'pg_stat_statements_ng'
 pg_stat_statements_ng.track_planning = off
@@ -91,23 +100,121 @@ SELECT s.calls, (SELECT sum(count) FROM pg_stat_statements_ng_histogram(s.queryi
 	'80|80',
 	'the spread statement: 80 calls, 80 samples in its histogram');
 
-# ---- slot areas: exact per process, and per connection ----
+# ---- slot areas: exact per kind of process, and per connection ----
+my $major =
+  int($node->safe_psql('postgres', 'SHOW server_version_num') / 10000);
+
+sub setting
+{
+	my ($name) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT setting FROM pg_settings WHERE name = '$name'");
+}
+
+# Processes with a process number below MaxBackends that are not client
+# backends: autovacuum workers (autovacuum_worker_slots from 18,
+# autovacuum_max_workers before), its launcher and, from 17, the slot sync
+# worker; background workers; walsenders.  Auxiliary processes (checkpointer,
+# I/O workers, ...) come after MaxBackends and have no slot area.
+sub other_procs
+{
+	return setting($major >= 18
+		? 'autovacuum_worker_slots'
+		: 'autovacuum_max_workers') + ($major >= 17 ? 2 : 1) +
+	  setting('max_worker_processes') + setting('max_wal_senders');
+}
+
+sub expected_slots_memory
+{
+	my ($client_area, $other_area) = @_;
+	return setting('max_connections') * $client_area +
+	  other_procs() * $other_area;
+}
+
 my $slots_20 = info('slots_memory');
-is($slots_20 % $area_64, 0, 'slots_memory: whole areas of 32,384 bytes');
+is($slots_20, expected_slots_memory($area_64, $area_16),
+	'slots_memory, 20 connections: 32,384 bytes per client backend, 8,192 per other process'
+);
 $node->append_conf('postgresql.conf', "max_connections = 120\n");
 $node->restart;
 my $slots_120 = info('slots_memory');
 is($slots_120 - $slots_20, 100 * $area_64,
 	'100 more connections: 100 x 32,384 bytes of slots (506 per slot)');
-cmp_ok($slots_120 - 20 * $area_64, '<', 4 * 1024 * 1024,
-	'100 connections cost less than 4 MB of slots');
+is($slots_120, expected_slots_memory($area_64, $area_16),
+	'slots_memory, 120 connections: client and other areas');
+
+# ---- 100 connections, every other setting at its default ----
+# (the test harness lowers autovacuum_worker_slots on 18)
+$node->append_conf(
+	'postgresql.conf',
+	"max_connections = 100\n"
+	  . $node->safe_psql(
+		'postgres', q{
+SELECT string_agg(name || ' = ' || boot_val, E'\n') FROM pg_settings
+ WHERE name IN ('autovacuum_max_workers', 'autovacuum_worker_slots',
+                'max_worker_processes', 'max_wal_senders')})
+	  . "\n");
+$node->restart;
+is( $node->safe_psql(
+		'postgres', q{
+SELECT string_agg(name, ',') FROM pg_settings
+ WHERE name IN ('autovacuum_max_workers', 'autovacuum_worker_slots',
+                'max_worker_processes', 'max_wal_senders')
+   AND setting <> boot_val}),
+	'',
+	'the settings that make processes at their defaults');
+my $slots_100 = info('slots_memory');
+is($slots_100, expected_slots_memory($area_64, $area_16),
+	'slots_memory, 100 connections: client and other areas');
+cmp_ok($slots_100, '<=', 4 * 1024 * 1024,
+	"100 connections and default settings: at most 4 MB of slots on $major");
+note "slots_memory at 100 connections on $major: $slots_100 bytes, "
+  . other_procs()
+  . ' other processes';
+
+# ---- a walsender counts SQL with its 16 slots, exactly ----
+# 40 distinct statements, three rounds, in one replication=database
+# connection: its slots are folded and bound again all along (at least
+# 120 - 16 folds before it exits; none if it had 64 slots); every statement
+# still counts exactly 3 calls, while the walsender runs and after it exits.
+$node->safe_psql('postgres', q{
+CREATE ROLE walsql LOGIN REPLICATION;
+SELECT pg_stat_statements_ng_reset();
+});
+my $folds_before = info('folds');
+my $walsender = $node->background_psql(
+	'postgres',
+	replication => 'database',
+	extra_params => [ '-U', 'walsql' ]);
+$walsender->query_safe(
+	join('',
+		map { my $n = $_ % 40 + 1; 'SELECT 1' . (' + 1' x $n) . ";\n" }
+		  0 .. 119));
+is( $node->safe_psql(
+		'postgres',
+		"SELECT backend_type FROM pg_stat_activity WHERE usename = 'walsql'"),
+	'walsender',
+	'the replication=database session is a walsender');
+my $walsql_calls = q{
+SELECT count(*), min(calls), max(calls) FROM pg_stat_statements_ng s
+  JOIN pg_roles r ON r.oid = s.userid WHERE r.rolname = 'walsql'};
+is($node->safe_psql('postgres', $walsql_calls),
+	'40|3|3', 'walsender running: 40 statements, 3 calls each');
+cmp_ok(info('folds') - $folds_before,
+	'>=', 120 - 16, 'the walsender folded its 16 slots over and over');
+$walsender->quit;
+$node->poll_query_until('postgres',
+	"SELECT count(*) = 0 FROM pg_stat_activity WHERE usename = 'walsql'")
+  or die 'the walsender did not exit';
+is($node->safe_psql('postgres', $walsql_calls),
+	'40|3|3', 'walsender exited: 40 statements, 3 calls each');
 
 # ---- a pool of 40 cells used up by one statement ----
 $node->append_conf('postgresql.conf',
 	"max_connections = 20\npg_stat_statements_ng.slots_per_backend = 8\n");
 $node->restart;
-is(info('slots_memory'), $slots_20 / $area_64 * $area_8,
-	'8 slots: 4,096 bytes per process');
+is(info('slots_memory'), expected_slots_memory($area_8, $area_8),
+	'8 slots: 4,096 bytes per process, client or other');
 $node->safe_psql('postgres', 'SELECT pg_stat_statements_ng_reset()');
 my $session = $node->background_psql('postgres', @measured);
 $session->query_safe($spread_runs);
