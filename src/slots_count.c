@@ -272,6 +272,10 @@ ng_slots_note_parse(const NgKey *key, const NgTextSource *src)
 	 */
 	if (text_settled(le, part))
 		return;
+
+	/* a new statement the admission filter would refuse: no text */
+	if (ng_slot_parse_refused(le, src))
+		return;
 	if (src->jstate == NULL || src->jstate->clocations_count == 0)
 	{
 		/*

@@ -113,10 +113,10 @@ admit_key(const NgKey *key, NgAdmitAsk ask)
 
 /*
  * admit_refuses
- *		Would the filter refuse key a new entry now?  (No note.)  Lets an
- *		execution skip making a text it would not use.
+ *		Would the filter refuse key a new entry now?  (No note.)  Lets a
+ *		parse or an execution skip making a text it would not use.  No lock.
  */
-static inline bool
+static bool
 admit_refuses(const NgKey *key)
 {
 	uint32		fingerprint;
@@ -310,6 +310,43 @@ ng_slot_get_entry(const NgKey *key, uint32 hash, const char *qtext, int text_len
 
 
 /*
+ * ng_slot_parse_refused
+ *		For ng_slots_note_parse, of a statement whose text is not settled:
+ *		true if the admission filter would refuse it a new entry and the
+ *		parse has nothing to do (it makes no text): the statement has no
+ *		constants (its text is stored at execution anyway), or its entry
+ *		does not exist (asked under the shared partition lock, waiting for
+ *		it as the parse does), or exists with a text.  False if the parse
+ *		goes on as usual.  Notes what it learnt in le.
+ */
+bool
+ng_slot_parse_refused(NgLocalEntry *le, const NgTextSource *src)
+{
+	dsa_pointer dp;
+	bool		has_text = false;
+	uint32		text_epoch;
+	NgSharedEntry *entry;
+
+	if (!admit_refuses(&le->key))
+		return false;
+	if (src->jstate == NULL || src->jstate->clocations_count == 0)
+	{
+		le->constants = NG_CONSTANTS_NONE;
+		return true;
+	}
+	text_epoch = ng_partition(le->hash)->text_epoch;
+	entry = ng_slot_get_entry(&le->key, le->hash, NULL, 0, false, true, &dp,
+							  &has_text);
+	if (entry != NULL && !has_text)
+		return false;
+	le->constants = NG_CONSTANTS_SOME;
+	if (entry != NULL)
+		le->text_epoch = text_epoch;
+	text_note(le, false, entry != NULL, has_text);
+	return true;
+}
+
+/*
  * The pin the last parse took on its entry for the execution that follows
  * (ng_slots_note_parse), so that binding the statement's slot need not look
  * the entry up again; NULL when there is none.  At most one: a parse drops
@@ -379,6 +416,7 @@ ng_slot_bind_entry(NgLocalEntry *le, const NgTextSource *src, dsa_pointer *dp)
 	uint32		text_epoch = part->text_epoch;
 	char	   *qtext = NULL;
 	bool		has_text = false;
+	bool		no_text = false;
 	NgSharedEntry *entry;
 
 	if (carried_entry != NULL)
@@ -394,10 +432,25 @@ ng_slot_bind_entry(NgLocalEntry *le, const NgTextSource *src, dsa_pointer *dp)
 		(void) ng_slot_drop_carried(false);
 	}
 
-	if (!text_settled(le, part) && !admit_refuses(&le->key))
-		qtext = ng_slot_text(le, src, &text_len);
+	if (!text_settled(le, part))
+	{
+		/* no text for a new entry the filter would refuse */
+		no_text = admit_refuses(&le->key);
+		if (!no_text)
+			qtext = ng_slot_text(le, src, &text_len);
+	}
 	entry = slot_get_entry(&le->key, le->hash, qtext, text_len, true, false,
 						   NG_ADMIT_NOTE, dp, &has_text);
+	if (no_text && entry != NULL && !has_text)
+	{
+		/* it existed after all, without text: offer one (no pin) */
+		dsa_pointer tdp;
+
+		qtext = ng_slot_text(le, src, &text_len);
+		if (qtext != NULL)
+			(void) slot_get_entry(&le->key, le->hash, qtext, text_len, false,
+								  false, NG_ADMIT_GRANT, &tdp, &has_text);
+	}
 	if (qtext)
 	{
 		pfree(qtext);

@@ -463,6 +463,7 @@ extern NgSharedEntry *ng_slot_bind_entry(NgLocalEntry *le,
 extern void ng_slot_count_direct(NgLocalEntry *le, const NgSample *sample,
 								 const NgTextSource *src);
 extern bool ng_slot_adopt_entry(int i, bool wait);
+extern bool ng_slot_parse_refused(NgLocalEntry *le, const NgTextSource *src);
 
 /* Functions in slots_bind.c */
 extern int	ng_slot_bind(NgLocalEntry *le, const NgTextSource *src);
