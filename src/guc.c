@@ -50,6 +50,7 @@ int			ng_slots_per_backend = 64;
 bool		ng_debug_fail_at_exit = false;
 #endif
 double		ng_sample_rate = 1.0;
+int			ng_admission = NG_ADMIT_RECURRING;
 
 /*
  * A setting with two names.  Each name is a GUC of its own with its own
@@ -130,6 +131,12 @@ ng_debug_stall(void)
 	}
 }
 #endif
+
+static const struct config_enum_entry admission_options[] = {
+	{"recurring", NG_ADMIT_RECURRING, false},
+	{"all", NG_ADMIT_ALL, false},
+	{NULL, 0, false}
+};
 
 static const struct config_enum_entry track_options[] = {
 	{"none", NG_TRACK_NONE, false},
@@ -378,6 +385,25 @@ define_settings(const char *prefix, bool alias)
 }
 
 /*
+ * define_admission
+ *		Define pg_stat_statements_ng.admission (the admission filter,
+ *		slots_entry.c).
+ */
+static void
+define_admission(void)
+{
+	DefineCustomEnumVariable("pg_stat_statements_ng.admission",
+							 "Selects which new statements get an entry when the table is full.",
+							 "recurring: only a statement seen before, without evicting for one seen once; all: every one, evicting.",
+							 &ng_admission,
+							 NG_ADMIT_RECURRING,
+							 admission_options,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+}
+
+/*
  * ng_define_gucs
  *		Define every setting.  Called from _PG_init.
  */
@@ -418,6 +444,8 @@ ng_define_gucs(void)
 							 PGC_SUSET,
 							 0,
 							 NULL, NULL, NULL);
+
+	define_admission();
 
 #ifdef USE_ASSERT_CHECKING
 	DefineCustomEnumVariable("pg_stat_statements_ng.debug_fault",

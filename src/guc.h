@@ -20,6 +20,13 @@ typedef enum NgTrackLevel
 	NG_TRACK_ALL
 } NgTrackLevel;
 
+/* pg_stat_statements_ng.admission: who gets a new entry on a full table */
+typedef enum NgAdmission
+{
+	NG_ADMIT_RECURRING,			/* statements seen before (slots_entry.c) */
+	NG_ADMIT_ALL				/* every statement, evicting (contrib) */
+} NgAdmission;
+
 extern int	ng_max;
 extern int	ng_track;
 extern bool ng_track_utility;
@@ -31,6 +38,7 @@ extern int	ng_slots_per_backend;
 extern bool ng_debug_fail_at_exit;
 #endif
 extern double ng_sample_rate;
+extern int	ng_admission;
 
 extern void ng_define_gucs(void);
 

@@ -72,6 +72,8 @@ ng_store_init_shmem(void)
 		pg_atomic_init_u64(&ng_shared->hist_bytes, 0);
 		pg_atomic_init_u32(&ng_shared->dsa_capped, 0);
 		pg_atomic_init_u64(&ng_shared->dsa_retry_at, 0);
+		for (int i = 0; i < NG_ADMIT_CELLS; i++)
+			pg_atomic_init_u32(&ng_shared->admit_seen[i], 0);
 		SpinLockInit(&ng_shared->mutex);
 		ng_shared->stats.stats_reset = GetCurrentTimestamp();
 		for (int i = 0; i < NG_NUM_PARTITIONS; i++)

@@ -31,6 +31,12 @@
 /* Partitions of the shared table: a power of two */
 #define NG_NUM_PARTITIONS		32
 
+/*
+ * Cells of the admission filter (slots_entry.c): a power of two.  4 bytes
+ * each, 64 kB in all, a whole number of cache lines.
+ */
+#define NG_ADMIT_CELLS			16384
+
 /* Bytes of main shared memory given to the DSA area's first segment */
 #define NG_DSA_INITIAL_SIZE		(1024 * 1024)
 
@@ -104,14 +110,25 @@ typedef struct NgSharedStats
  * The fixed part in main shared memory, cache-line aligned (ShmemInitStruct).
  * Layout: the partitions first (each two cache lines, see
  * above), then change_generation on a line of its own (read by every tracked
- * execution, written only by changed_since calls), then the fields that
- * inserts, evictions, folds and text storage write.
+ * execution, written only by changed_since calls), then the admission
+ * filter's cells (written only for new statements on a full table), then
+ * the fields that inserts, evictions, folds and text storage write.
  */
 typedef struct NgSharedState
 {
 	NgSharedPartition partitions[NG_NUM_PARTITIONS];
 	pg_atomic_uint64 change_generation; /* advanced by each changed_since */
 	char		pad_change_generation[PG_CACHE_LINE_SIZE - sizeof(pg_atomic_uint64)];
+
+	/*
+	 * The admission filter (slots_entry.c): fingerprints of keys refused an
+	 * entry while the table was full, one per cell, 0 = empty.  Read and
+	 * overwritten with plain (atomic, 32-bit) loads and stores, by any
+	 * backend, without lock: two stores to one cell at once only make the
+	 * filter forget one of the keys.  Only the new-statement path touches it,
+	 * on cache lines of its own.
+	 */
+	pg_atomic_uint32 admit_seen[NG_ADMIT_CELLS];
 
 	int			dsa_tranche;	/* set by postmaster */
 	pg_atomic_uint32 entry_count;	/* live entries in all partitions */
@@ -132,6 +149,7 @@ typedef struct NgSharedState
 } NgSharedState;
 
 StaticAssertDecl(offsetof(NgSharedState, change_generation) % PG_CACHE_LINE_SIZE == 0 &&
+				 offsetof(NgSharedState, admit_seen) % PG_CACHE_LINE_SIZE == 0 &&
 				 offsetof(NgSharedState, dsa_tranche) % PG_CACHE_LINE_SIZE == 0,
 				 "change_generation has a cache line of its own");
 

@@ -114,18 +114,28 @@ static int	victim_slot[NG_VICTIMS_LISTED];
 static uint64 victim_used[NG_VICTIMS_LISTED];
 static int	victim_next = 0;
 static int	victim_count = 0;
+static int	victim_unbound = -1;	/* as of the last scan, when no slot was
+									 * bound: the least recently used one */
 
-/* list the least recently used bound slots, oldest first */
+/*
+ * list the least recently used bound slots, oldest first; when there are
+ * none, note the least recently used unbound one
+ */
 static void
 slot_list_victims(void)
 {
 	victim_next = 0;
 	victim_count = 0;
+	victim_unbound = -1;
 	for (int i = 0; i < ngs_nslots; i++)
 	{
 		NgLocalSlot *ls = &ngs_local_slots[i];
 		int			at;
 
+		if (ls->in_use && ls->entry == NULL && victim_count == 0 &&
+			(victim_unbound < 0 ||
+			 ls->last_used < ngs_local_slots[victim_unbound].last_used))
+			victim_unbound = i;
 		if (!ls->in_use || ls->entry == NULL ||
 			(victim_count == NG_VICTIMS_LISTED &&
 			 ls->last_used >= victim_used[victim_count - 1]))
@@ -141,6 +151,8 @@ slot_list_victims(void)
 		victim_slot[at] = i;
 		victim_used[at] = ls->last_used;
 	}
+	if (victim_count > 0)
+		victim_unbound = -1;
 }
 
 /*
@@ -163,6 +175,8 @@ slot_next_victim(void)
 				return victim_next;
 		}
 		slot_list_victims();
+		if (victim_count == 0)
+			break;
 	}
 	return -1;
 }
@@ -170,8 +184,10 @@ slot_next_victim(void)
 /*
  * slot_find_free
  *		A free slot of mine, releasing the least recently used bound slot if
- *		all are taken (slot_find_victim if that cannot be done without
- *		waiting).
+ *		all are taken, or, if none is bound, the least recently used one if
+ *		its key has an entry or is refused one (what slot_find_victim would
+ *		try first, found by the same scan); slot_find_victim if that cannot
+ *		be done without waiting.
  */
 static int
 slot_find_free(void)
@@ -189,6 +205,14 @@ slot_find_free(void)
 	{
 		victim_next = pos + 1;
 		return victim_slot[pos];
+	}
+	if (pos < 0 && victim_unbound >= 0)
+	{
+		int			lru = victim_unbound;
+
+		victim_unbound = -1;
+		if (ng_slot_adopt_entry(lru, false) && ng_slot_release(lru, false))
+			return lru;
 	}
 	return slot_find_victim();
 }

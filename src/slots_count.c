@@ -255,6 +255,9 @@ slots_note_parse_text(NgLocalEntry *le, NgSharedPartition *part,
 	NgSharedEntry *entry;
 	bool		carry;
 
+	/* a new statement the admission filter would refuse: no text */
+	if (ng_slot_parse_refused(le, src))
+		return;
 	if (src->jstate == NULL || src->jstate->clocations_count == 0)
 	{
 		/*

@@ -15,12 +15,14 @@
  * Pins are atomic counters changed under the partition lock (any mode); the
  * last unpin of an entry a reset removed frees it, under the exclusive
  * lock.  Nothing here waits for a lock unless its caller asks to (wait =
- * true: at parse and at exit).
+ * true: at parse and at exit).  The admission filter takes no lock: plain
+ * 32-bit loads and stores of its cells in main shared memory.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "common/hashfn.h"
 #include "mb/pg_wchar.h"
 #include "utils/timestamp.h"
 
@@ -29,6 +31,100 @@
 #include "evict.h"
 #include "qtext.h"
 #include "slots_int.h"
+
+/*
+ * The admission filter (a "doorkeeper").  When the table is full, a new
+ * entry costs an eviction, and a statement that runs once would evict one
+ * that runs often for nothing.  So, with admission = recurring, a statement
+ * that needs a new entry while the table is full gets one only if its key
+ * was seen before: its first execution is refused, leaves its key's
+ * fingerprint in the filter, and is counted in the backend's slot, unbound
+ * (a row without text in the view until the slot is folded, then
+ * unadmitted_calls and evicted_calls); its next execution, in any backend,
+ * finds the fingerprint and is admitted (the table then evicts, as always).
+ * A refusal costs a hash and a load, no eviction, no DSA allocation, no text
+ * copy and no exclusive lock.
+ *
+ * The filter is NG_ADMIT_CELLS 32-bit cells in main shared memory (64 kB).
+ * A key's 64-bit hash picks a cell with its low bits; its high 32 bits,
+ * made odd, are the fingerprint.  Cells are read and written with plain
+ * atomic 32-bit loads and stores, never a read-modify-write, and no lock:
+ * the worst a race can do is overwrite a fingerprint, which only delays a
+ * key's admission.  A refused key overwrites its cell, so a key is
+ * forgotten once another refused key takes its cell: a statement is
+ * admitted if it recurs within about NG_ADMIT_CELLS refusals of others.  A
+ * false positive (a new key admitted at once) needs another key with the
+ * same cell and fingerprint: about one in 2^31.
+ *
+ * Who asks (NgAdmitAsk): an execution that needs an entry (binding a slot)
+ * notes its key when refused; a parse only asks, so that the parse and the
+ * execution of one statement do not look like two; an unbound slot's fold
+ * (maintenance, a slot given up, exit) is admitted if the slot counted at
+ * least two executions, else refused without asking (its own execution
+ * noted the key).  A process without slots (ng_slot_count_direct) is always
+ * admitted.
+ */
+typedef enum NgAdmitAsk
+{
+	NG_ADMIT_ASK,				/* admitted if seen; nothing noted (parse) */
+	NG_ADMIT_NOTE,				/* admitted if seen, else noted (execution) */
+	NG_ADMIT_GRANT				/* admitted (it recurred, or no slots) */
+} NgAdmitAsk;
+
+/* is the filter in force: admission = recurring and the table full? */
+static inline bool
+admit_filtering(void)
+{
+	return ng_admission == NG_ADMIT_RECURRING &&
+		pg_atomic_read_u32(&ng_shared->entry_count) >= (uint32) ng_max;
+}
+
+/* key's cell of the filter, and its fingerprint there (odd, never 0) */
+static inline pg_atomic_uint32 *
+admit_cell(const NgKey *key, uint32 *fingerprint)
+{
+	uint64		h = hash_bytes_extended((const unsigned char *) key,
+										sizeof(NgKey), 0);
+
+	*fingerprint = (uint32) (h >> 32) | 1;
+	return &ng_shared->admit_seen[h & (NG_ADMIT_CELLS - 1)];
+}
+
+/*
+ * admit_key
+ *		May key have a new entry, the table being full?  With NG_ADMIT_NOTE,
+ *		a refused key is noted.  No lock; a load, and a store if noted.
+ */
+static bool
+admit_key(const NgKey *key, NgAdmitAsk ask)
+{
+	uint32		fingerprint;
+	pg_atomic_uint32 *cell;
+
+	if (ask == NG_ADMIT_GRANT || ng_admission != NG_ADMIT_RECURRING)
+		return true;
+	cell = admit_cell(key, &fingerprint);
+	if (pg_atomic_read_u32(cell) == fingerprint)
+		return true;
+	if (ask == NG_ADMIT_NOTE)
+		pg_atomic_write_u32(cell, fingerprint);
+	return false;
+}
+
+/*
+ * admit_refuses
+ *		Would the filter refuse key a new entry now?  (No note.)  Lets a
+ *		parse or an execution skip making a text it would not use.  No lock.
+ */
+static bool
+admit_refuses(const NgKey *key)
+{
+	uint32		fingerprint;
+
+	if (!admit_filtering())
+		return false;
+	return pg_atomic_read_u32(admit_cell(key, &fingerprint)) != fingerprint;
+}
 
 /*
  * slot_insert_locked
@@ -90,14 +186,15 @@ slot_insert_locked(NgSharedPartition *part, const NgKey *key, uint32 hash,
 
 /*
  * slot_create_entry
- *		The rest of ng_slot_get_entry, when the entry does not exist (exists
+ *		The rest of slot_get_entry, when the entry does not exist (exists
  *		is false) or has no text yet: create it, or give it qtext, under the
- *		exclusive partition lock, with everything prepared outside it.
+ *		exclusive partition lock, with everything prepared outside it.  When
+ *		the table is full, a new entry must pass the admission filter first.
  */
 static NgSharedEntry *
 slot_create_entry(const NgKey *key, uint32 hash, const char *qtext,
 				  int text_len, bool exists, bool pin, bool wait,
-				  dsa_pointer *dp, bool *has_text)
+				  NgAdmitAsk ask, dsa_pointer *dp, bool *has_text)
 {
 	NgSharedPartition *part = ng_partition(hash);
 	NgSharedEntry *entry;
@@ -115,6 +212,9 @@ slot_create_entry(const NgKey *key, uint32 hash, const char *qtext,
 	if (!exists)
 	{
 		reserved = ng_entry_reserve();
+		/* the table is full: refused unless seen before (no eviction) */
+		if (!reserved && !admit_key(key, ask))
+			return NULL;
 		if (!reserved && ng_evict_make_room())
 			reserved = ng_entry_reserve();
 		if (!reserved && ng_slots_release_lru(ngs_nslots / 2) > 0 &&
@@ -152,18 +252,20 @@ slot_create_entry(const NgKey *key, uint32 hash, const char *qtext,
 }
 
 /*
- * ng_slot_get_entry
+ * slot_get_entry
  *		Find or create the shared entry of key and return it pinned (if pin)
  *		with its DSA pointer, or NULL if it cannot be had now.
  *
  *		text (palloc'd, may be NULL) is stored if the entry has none.  With
  *		wait = false nothing here waits for a lock: a busy partition means
- *		"not now".  *has_text tells whether the entry ends up with a text.
- *		Caller holds no partition lock.
+ *		"not now".  ask: who asks, for the admission filter (above).
+ *		*has_text tells whether the entry ends up with a text.  Caller holds
+ *		no partition lock.
  */
-NgSharedEntry *
-ng_slot_get_entry(const NgKey *key, uint32 hash, const char *qtext, int text_len,
-				  bool pin, bool wait, dsa_pointer *dp, bool *has_text)
+static NgSharedEntry *
+slot_get_entry(const NgKey *key, uint32 hash, const char *qtext, int text_len,
+			   bool pin, bool wait, NgAdmitAsk ask, dsa_pointer *dp,
+			   bool *has_text)
 {
 	NgSharedPartition *part = ng_partition(hash);
 	NgSharedEntry *entry;
@@ -189,9 +291,60 @@ ng_slot_get_entry(const NgKey *key, uint32 hash, const char *qtext, int text_len
 	LWLockRelease(part->lock);
 
 	return slot_create_entry(key, hash, qtext, text_len, entry != NULL,
-							 pin, wait, dp, has_text);
+							 pin, wait, ask, dp, has_text);
 }
 
+/*
+ * ng_slot_get_entry
+ *		slot_get_entry for a parse: a new entry on a full table only for a
+ *		key the admission filter has seen, and a refusal notes nothing (the
+ *		statement's execution does).
+ */
+NgSharedEntry *
+ng_slot_get_entry(const NgKey *key, uint32 hash, const char *qtext, int text_len,
+				  bool pin, bool wait, dsa_pointer *dp, bool *has_text)
+{
+	return slot_get_entry(key, hash, qtext, text_len, pin, wait,
+						  NG_ADMIT_ASK, dp, has_text);
+}
+
+
+/*
+ * ng_slot_parse_refused
+ *		For ng_slots_note_parse, of a statement whose text is not settled:
+ *		true if the admission filter would refuse it a new entry and the
+ *		parse has nothing to do (it makes no text): the statement has no
+ *		constants (its text is stored at execution anyway), or its entry
+ *		does not exist (asked under the shared partition lock, waiting for
+ *		it as the parse does), or exists with a text.  False if the parse
+ *		goes on as usual.  Notes what it learnt in le.
+ */
+bool
+ng_slot_parse_refused(NgLocalEntry *le, const NgTextSource *src)
+{
+	dsa_pointer dp;
+	bool		has_text = false;
+	uint32		text_epoch;
+	NgSharedEntry *entry;
+
+	if (!admit_refuses(&le->key))
+		return false;
+	if (src->jstate == NULL || src->jstate->clocations_count == 0)
+	{
+		le->constants = NG_CONSTANTS_NONE;
+		return true;
+	}
+	text_epoch = ng_partition(le->hash)->text_epoch;
+	entry = ng_slot_get_entry(&le->key, le->hash, NULL, 0, false, true, &dp,
+							  &has_text);
+	if (entry != NULL && !has_text)
+		return false;
+	le->constants = NG_CONSTANTS_SOME;
+	if (entry != NULL)
+		le->text_epoch = text_epoch;
+	text_note(le, false, entry != NULL, has_text);
+	return true;
+}
 
 /*
  * The pin the last parse took on its entry for the execution that follows
@@ -252,7 +405,8 @@ ng_slot_drop_carried(bool wait)
  *		in *dp, or NULL if it cannot be had without waiting.  Takes the pin
  *		the parse carried when it is for this key and there is nothing to do
  *		about the text; otherwise finds (or creates) the entry, offering a
- *		text unless the entry has one or can get none for now.
+ *		text unless the entry has one or can get none for now, or the
+ *		admission filter would refuse a new one (which notes the key).
  */
 NgSharedEntry *
 ng_slot_bind_entry(NgLocalEntry *le, const NgTextSource *src, dsa_pointer *dp)
@@ -262,6 +416,7 @@ ng_slot_bind_entry(NgLocalEntry *le, const NgTextSource *src, dsa_pointer *dp)
 	uint32		text_epoch = part->text_epoch;
 	char	   *qtext = NULL;
 	bool		has_text = false;
+	bool		no_text = false;
 	NgSharedEntry *entry;
 
 	if (carried_entry != NULL)
@@ -278,9 +433,24 @@ ng_slot_bind_entry(NgLocalEntry *le, const NgTextSource *src, dsa_pointer *dp)
 	}
 
 	if (!text_settled(le, part))
+	{
+		/* no text for a new entry the filter would refuse */
+		no_text = admit_refuses(&le->key);
+		if (!no_text)
+			qtext = ng_slot_text(le, src, &text_len);
+	}
+	entry = slot_get_entry(&le->key, le->hash, qtext, text_len, true, false,
+						   NG_ADMIT_NOTE, dp, &has_text);
+	if (no_text && entry != NULL && !has_text)
+	{
+		/* it existed after all, without text: offer one (no pin) */
+		dsa_pointer tdp;
+
 		qtext = ng_slot_text(le, src, &text_len);
-	entry = ng_slot_get_entry(&le->key, le->hash, qtext, text_len, true, false,
-							  dp, &has_text);
+		if (qtext != NULL)
+			(void) slot_get_entry(&le->key, le->hash, qtext, text_len, false,
+								  false, NG_ADMIT_GRANT, &tdp, &has_text);
+	}
 	if (qtext)
 	{
 		pfree(qtext);
@@ -308,8 +478,8 @@ ng_slot_count_direct(NgLocalEntry *le, const NgSample *sample, const NgTextSourc
 	bool		has_text;
 	NgSharedEntry *entry;
 
-	entry = ng_slot_get_entry(&le->key, hash, qtext, text_len, false, true,
-							  &dp, &has_text);
+	entry = slot_get_entry(&le->key, hash, qtext, text_len, false, true,
+						   NG_ADMIT_GRANT, &dp, &has_text);
 	if (qtext)
 		pfree(qtext);
 	(void) ng_hist_spares_fill(1 + NG_HIST_SPARES_KEPT);
@@ -336,17 +506,26 @@ ng_slot_count_direct(NgLocalEntry *le, const NgSample *sample, const NgTextSourc
  *		For an unbound slot with counts: make sure its key has an entry, so
  *		that folding the slot keeps the counts.  Returns true if the slot
  *		can be folded without loss (an entry exists, or there is nothing to
- *		keep).  With wait, waits for the partition lock (at exit).
+ *		keep), or if the admission filter refuses its key an entry: a slot
+ *		that counted one execution while the table is full (its fold counts
+ *		it in unadmitted_calls; an entry made meanwhile still takes it).
+ *		With wait, waits for the partition lock (at exit).
  */
 bool
 ng_slot_adopt_entry(int i, bool wait)
 {
 	NgSlot	   *slot = slot_at(ngs_my_area, i);
+	NgCounters *counts = &slot->counters;
+	bool		recurred;
 	dsa_pointer dp;
 	bool		has_text;
 
-	if (!ng_counters_any(&slot->counters))
+	if (!ng_counters_any(counts))
 		return true;
-	return ng_slot_get_entry(&slot->key, ng_key_hash(&slot->key), NULL, 0,
-							 false, wait, &dp, &has_text) != NULL;
+	recurred = counts->calls[NG_EXEC] + ng_counters_failed(counts) >= 2;
+	if (!recurred && admit_filtering())
+		return true;
+	return slot_get_entry(&slot->key, ng_key_hash(&slot->key), NULL, 0,
+						  false, wait, recurred ? NG_ADMIT_GRANT : NG_ADMIT_ASK,
+						  &dp, &has_text) != NULL;
 }

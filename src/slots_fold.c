@@ -125,9 +125,10 @@ slot_move_counts(int i, NgSharedPartition *part)
 		{
 			/*
 			 * The statement never got an entry (the table was full of entries
-			 * in use): its counts leave the table as an evicted entry's do,
-			 * into evicted_calls and evicted_exec_time, so that sum(calls)
-			 * plus evicted_calls still counts every execution.  Its failed
+			 * in use, or the admission filter refused it, slots_entry.c): its
+			 * counts leave the table as an evicted entry's do, into
+			 * evicted_calls and evicted_exec_time, so that sum(calls) plus
+			 * evicted_calls still counts every execution.  Its failed
 			 * executions, which are not calls, are counted as discarded.
 			 */
 			SpinLockAcquire(&ng_shared->mutex);

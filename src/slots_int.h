@@ -15,9 +15,10 @@
  *	slots_fold.c	folding a slot into its entry and releasing it (also
  *					the least recently used bound slots, for eviction), or
  *					keeping it bound when its histogram cells are wanted
- *	slots_entry.c	finding or creating a slot's entry, the pin a parse
- *					carries to its execution, counting without a slot area,
- *					giving an unbound slot's key an entry before its fold
+ *	slots_entry.c	finding or creating a slot's entry (on a full table,
+ *					past the admission filter), the pin a parse carries to
+ *					its execution, counting without a slot area, giving an
+ *					unbound slot's key an entry before its fold
  *	slots_bind.c	binding a slot: a free one, or the least recently used
  *					one given up
  *
@@ -486,6 +487,7 @@ extern NgSharedEntry *ng_slot_bind_entry(NgLocalEntry *le,
 extern void ng_slot_count_direct(NgLocalEntry *le, const NgSample *sample,
 								 const NgTextSource *src);
 extern bool ng_slot_adopt_entry(int i, bool wait);
+extern bool ng_slot_parse_refused(NgLocalEntry *le, const NgTextSource *src);
 
 /* Functions in slots_bind.c */
 extern int	ng_slot_bind(NgLocalEntry *le, const NgTextSource *src);

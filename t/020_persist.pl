@@ -76,8 +76,10 @@ note "compared columns: $cols";
 
 # --- evictions first, so that the info figures are not all zero ------------
 
+# (admission = all: statements run once evict too)
 $node->safe_psql('postgres',
-	'ALTER SYSTEM SET pg_stat_statements_ng.max = 100; SELECT pg_reload_conf()');
+	"ALTER SYSTEM SET pg_stat_statements_ng.max = 100;
+ALTER SYSTEM SET pg_stat_statements_ng.admission = 'all'; SELECT pg_reload_conf()");
 ok( $node->poll_query_until(
 		'evict', 'SHOW pg_stat_statements_ng.max', '100'),
 	'max lowered to 100');

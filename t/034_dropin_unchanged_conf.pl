@@ -72,7 +72,7 @@ $paths});
 	# our library is what the name loaded
 	is( $node->safe_psql('postgres',
 			q{SELECT count(*) FROM pg_settings WHERE name LIKE 'pg\_stat\_statements\_ng.%'}),
-		'8', "$preload: our library is loaded");
+		'9', "$preload: our library is loaded");
 
 	# every pg_stat_statements.* setting is a real setting, with its source,
 	# and is the value in effect (ours shows it too)

@@ -1,5 +1,6 @@
 # Churn: workloads with more distinct statements than max (the seeds'
-# dalibo, unique-join and hot+churn workloads, at a small scale).  After each
+# dalibo, unique-join (admission all, then recurring) and hot+churn
+# workloads, at a small scale).  After each
 # phase, exactly: entries <= max, sum(calls) + evicted_calls = statements
 # executed, no client error, text memory within its cap; the hot statements
 # of the churn mix all present, never evicted, their calls exact; a full
@@ -137,11 +138,19 @@ write_file("$dir/joins.sql", q{\set a random(1, 200)
 \set c random(1, 200)
 SELECT 1 FROM j:a AS ja:a, j:b AS jb:b, j:c AS jc:c;
 });
-set_conf(max => 500);
+# with admission = all, each new statement evicts; with recurring (the
+# default), statements run once on the full table get no entry
+set_conf(max => 500, admission => 'all');
 sql('SELECT pg_stat_statements_ng_reset()');
 my $tx = pgbench('unique joins', '-c', 8, '-j', 2, '-t', 300, '-f', "$dir/joins.sql");
 check_exact('unique joins', $tx);
 cmp_ok(info('dealloc'), '>', 0, 'unique joins: entries were evicted')
+  or diag(sql('SELECT * FROM pg_stat_statements_ng_info'));
+set_conf(admission => 'recurring');
+sql('SELECT pg_stat_statements_ng_reset()');
+$tx = pgbench('unique joins, recurring', '-c', 8, '-j', 2, '-t', 300, '-f', "$dir/joins.sql");
+check_exact('unique joins, recurring', $tx);
+cmp_ok(info('unadmitted_calls'), '>', 0, 'unique joins, recurring: one-offs were not admitted')
   or diag(sql('SELECT * FROM pg_stat_statements_ng_info'));
 
 # ---- 3. churn mix: 80% one of 100 hot statements, 20% one of 1000 ----

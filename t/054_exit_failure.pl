@@ -87,8 +87,10 @@ is($node->safe_psql('postgres', $calls_query), $expected,
 
 # Their pins are gone with the fold at that backend's exit: with max at its
 # minimum and a stream of new statements, the entries are evicted (a pinned
-# entry never is).  Bounded: at most 10 rounds of 200 new statements.
-$node->append_conf('postgresql.conf', 'pg_stat_statements_ng.max = 100');
+# entry never is; admission = all, so that statements run once evict too).
+# Bounded: at most 10 rounds of 200 new statements.
+$node->append_conf('postgresql.conf',
+	"pg_stat_statements_ng.max = 100\npg_stat_statements_ng.admission = all");
 $node->reload;
 my $left;
 for my $round (1 .. 10)

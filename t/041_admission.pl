@@ -1,0 +1,145 @@
+# Admission on a full table (pg_stat_statements_ng.admission), max = 100.
+#  - recurring (the default): a table filled with 5 hot statements and 95
+#    others; then 199 one-off statements (100 with a constant, 99 without)
+#    interleaved with the hot ones: the one-offs get no entry and evict
+#    nothing, their calls are all in unadmitted_calls and evicted_calls, the
+#    hot statements keep their entries with exact calls; a one-off run a
+#    second time in the same backend (with a constant: admitted by its
+#    parse) and one run again in another backend (without: admitted by its
+#    execution) get an entry and their text.
+#  - all: the same one-offs do evict (contrib's behaviour): each gets an
+#    entry, none is unadmitted.
+# sum(calls) + evicted_calls is every execution, exactly, throughout.
+#
+# The test's own SQL runs with pg_stat_statements_ng.track = none.
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('admission');
+$node->init;
+$node->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'pg_stat_statements_ng'
+autovacuum = off
+pg_stat_statements_ng.max = 100
+pg_stat_statements_ng.track_utility = off
+});
+$node->start;
+
+$ENV{PGOPTIONS} = '-c pg_stat_statements_ng.track=none';
+sub sql { return $node->safe_psql('postgres', $_[0]); }
+
+# run statements tracked, in a backend of their own, and wait until it has
+# exited (and so folded its slots)
+sub workload
+{
+	my ($statements) = @_;
+	{
+		local $ENV{PGOPTIONS} = '';
+		$node->safe_psql('postgres', $statements);
+	}
+	$node->poll_query_until('postgres',
+		q{SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'client backend'})
+	  or die 'the workload backend did not exit';
+}
+
+sql(q{
+CREATE EXTENSION pg_stat_statements_ng;
+DO $$
+BEGIN
+  FOR i IN 1 .. 5 LOOP EXECUTE format('CREATE TABLE h%s (a int)', i); END LOOP;
+  FOR i IN 1 .. 95 LOOP EXECUTE format('CREATE TABLE f%s (a int)', i); END LOOP;
+  FOR i IN 1 .. 200 LOOP EXECUTE format('CREATE TABLE o%s (a int)', i); END LOOP;
+END $$;
+});
+
+# 5 hot statements run 10 times each, 95 others once: 100 entries, full
+my $fill = join('',
+	map({ my $h = $_; map({ "SELECT count(*) FROM h$h;\n" } 1 .. 10) } 1 .. 5),
+	map({ "SELECT count(*) FROM f$_;\n" } 1 .. 95));
+
+# 199 one-offs, o1..o100 with a constant and o101..o199 without, a hot
+# statement after every 4 of them (each hot one 10 more times)
+my $oneoffs = '';
+foreach my $i (1 .. 199)
+{
+	$oneoffs .=
+	  $i <= 100
+	  ? "SELECT count(*) FROM o$i WHERE a = $i;\n"
+	  : "SELECT count(*) FROM o$i;\n";
+	$oneoffs .= 'SELECT count(*) FROM h' . (($i / 4 - 1) % 5 + 1) . ";\n"
+	  if $i % 4 == 0;
+}
+$oneoffs .= "SELECT count(*) FROM h5;\n";    # i = 200
+
+my $hot_calls = q{SELECT string_agg(calls::text, ',' ORDER BY query)
+  FROM pg_stat_statements_ng WHERE query LIKE 'SELECT count(*) FROM h%'};
+my $conservation = q{SELECT (SELECT sum(calls) FROM pg_stat_statements_ng)
+  + evicted_calls FROM pg_stat_statements_ng_info};
+
+# ---- recurring ----
+is(sql(q{SELECT current_setting('pg_stat_statements_ng.admission')}),
+	'recurring', 'admission is recurring by default');
+sql('SELECT pg_stat_statements_ng_reset()');
+workload($fill);
+is(sql('SELECT count(*) FROM pg_stat_statements_ng'), '100', 'the table is full');
+
+workload($oneoffs);
+is(sql($hot_calls), '20,20,20,20,20',
+	'recurring: the hot statements kept their entries, calls exact');
+is( sql(q{SELECT count(*) FROM pg_stat_statements_ng
+  WHERE query LIKE 'SELECT count(*) FROM o%'}),
+	'0', 'recurring: no one-off got an entry');
+is( sql(q{SELECT format('%s %s %s %s %s', unadmitted_calls, evicted_calls,
+  dealloc, entries_refused, counts_discarded) FROM pg_stat_statements_ng_info}),
+	'199 199 0 0 0',
+	'recurring: the one-offs are all in unadmitted_calls and evicted_calls, nothing evicted');
+is(sql('SELECT count(*) FROM pg_stat_statements_ng'), '100', 'the table is still full');
+is(sql($conservation), 100 + 95 + 199, 'recurring: sum(calls) + evicted_calls is every execution');
+
+# o200 twice in one backend: the second parse admits it, with its text.  The
+# first execution is in the entry, or, if maintenance folded its slot in
+# between, in unadmitted_calls.
+workload(
+	"SELECT count(*) FROM o200 WHERE a = 1;\nSELECT count(*) FROM o200 WHERE a = 2;\n");
+# o199 again, in another backend: its execution admits it, with its text
+workload("SELECT count(*) FROM o199;\n");
+is( sql(q{SELECT string_agg(query, ', ' ORDER BY query)
+  FROM pg_stat_statements_ng WHERE query LIKE 'SELECT count(*) FROM o%'}),
+	'SELECT count(*) FROM o199, SELECT count(*) FROM o200 WHERE a = $1',
+	'a one-off run again got an entry and its text');
+is( sql(q{SELECT calls FROM pg_stat_statements_ng
+  WHERE query = 'SELECT count(*) FROM o199'}),
+	'1', 'o199: its second execution is in its entry');
+is( sql(q{SELECT calls + unadmitted_calls FROM pg_stat_statements_ng,
+  pg_stat_statements_ng_info WHERE query LIKE 'SELECT count(*) FROM o200%'}),
+	'201', 'o200: both executions counted, in the entry or unadmitted_calls');
+is( sql(q{SELECT evicted_calls = unadmitted_calls + dealloc AND dealloc >= 2
+  AND entries_refused = 0 AND counts_discarded = 0
+  FROM pg_stat_statements_ng_info}),
+	't', 'admitting them evicted cold entries (of one call each)');
+is(sql($hot_calls), '20,20,20,20,20', 'the hot statements kept their entries');
+is(sql($conservation), 100 + 95 + 199 + 3,
+	'sum(calls) + evicted_calls is every execution');
+
+# ---- all: one-offs evict, as in contrib ----
+sql(q{ALTER SYSTEM SET pg_stat_statements_ng.admission = 'all'});
+sql('SELECT pg_reload_conf()');
+$node->poll_query_until('postgres',
+	q{SELECT current_setting('pg_stat_statements_ng.admission') = 'all'})
+  or die 'admission = all not applied';
+sql('SELECT pg_stat_statements_ng_reset()');
+workload($fill);
+workload($oneoffs);
+is( sql(q{SELECT format('%s %s', unadmitted_calls, dealloc >= 199)
+  FROM pg_stat_statements_ng_info}),
+	'0 t', 'all: every one-off evicted to get an entry, none unadmitted');
+is( sql(q{SELECT calls FROM pg_stat_statements_ng
+  WHERE query = 'SELECT count(*) FROM o199'}),
+	'1', 'all: the last one-off has its entry');
+is(sql($conservation), 100 + 95 + 199, 'all: sum(calls) + evicted_calls is every execution');
+
+done_testing();
