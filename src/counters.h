@@ -104,8 +104,8 @@ typedef struct NgSample
 	TimestampTz started_at;		/* of the top-level statement */
 	uint64		rows;
 	const BufferUsage *bufusage;	/* usage, or NULL: none */
-	const BufferUsage *bufusage_base;	/* if set, the usage is bufusage
-										 * minus this (two snapshots) */
+	const BufferUsage *bufusage_base;	/* if set, the usage is bufusage minus
+										 * this (two snapshots) */
 	const WalUsage *walusage;
 	const struct JitInstrumentation *jitusage;
 	int64		parallel_workers_to_launch;

@@ -97,18 +97,20 @@ ng_measure_init(void)
 }
 
 /*
- * ng_sampled_by_rate
- *		ng_sampled when sample_rate is below 1: is the current top-level
- *		statement counted?  Decided once per top-level statement (by its
- *		start time), with probability sample_rate; the statements it runs
- *		follow the decision.  Parsing, and so normalization, is never
- *		sampled.
+ * ng_sampled
+ *		Is the current top-level statement counted?  Decided once per
+ *		top-level statement (by its start time), with probability
+ *		sample_rate; the statements it runs follow the decision.  Parsing,
+ *		and so normalization, is never sampled.
  */
 bool
-ng_sampled_by_rate(void)
+ng_sampled(void)
 {
-	TimestampTz ts = GetCurrentStatementStartTimestamp();
+	TimestampTz ts;
 
+	if (ng_sample_rate >= 1.0)
+		return true;
+	ts = GetCurrentStatementStartTimestamp();
 	if (ts != sample_decided_for)
 	{
 		sample_decided_for = ts;

@@ -43,15 +43,7 @@ ng_walusage_equal(const WalUsage *a, const WalUsage *b)
 }
 
 extern void ng_measure_init(void);
-extern bool ng_sampled_by_rate(void);
-
-/* is the current top-level statement counted (sample_rate)? */
-static inline bool
-ng_sampled(void)
-{
-	return ng_sample_rate >= 1.0 || ng_sampled_by_rate();
-}
-
+extern bool ng_sampled(void);
 
 /* the key of a statement of queryid run now, at the current level */
 static inline void

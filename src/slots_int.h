@@ -155,6 +155,7 @@ typedef struct NgLocalSlot
 extern NgBackendSlots *ngs_my_area; /* my slot area, or NULL */
 extern int	ngs_nslots;			/* my area's slots (its nslots), or 0 */
 extern NgLocalSlot *ngs_local_slots;	/* [ngs_nslots] */
+
 /*
  * A direct-mapped cache in front of the local map, by the low bits of the
  * queryid (already a hash): the entry a key was last found at, valid while
