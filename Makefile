@@ -23,6 +23,7 @@ OBJS = \
 	src/qtext.o \
 	src/reader.o \
 	src/reset.o \
+	src/rowform.o \
 	src/setup.o \
 	src/shmem.o \
 	src/slot_area.o \
