@@ -15,9 +15,19 @@
 #include "executor/tuptable.h"
 #include "utils/tuplestore.h"
 
+/* how the loop writes a column */
+typedef enum NgColKind
+{
+	NG_COL_8,					/* by value, 8 bytes aligned on 8 */
+	NG_COL_4,					/* by value, 4 bytes aligned on 4 */
+	NG_COL_BYVAL,				/* by value, another length or alignment */
+	NG_COL_VARLENA
+} NgColKind;
+
 /* one column as the loop needs it */
 typedef struct NgRowFormAtt
 {
+	NgColKind	kind;
 	int16		len;			/* 1, 2, 4 or 8 by value; -1 varlena */
 	uint8		alignby;		/* 1, 2, 4 or 8 */
 	bool		packable;		/* a varlena that may take a 1-byte header */
@@ -31,7 +41,8 @@ typedef struct NgRowForm
 	bool		fast;			/* every column is one the loop knows */
 	NgRowFormAtt *atts;
 	TupleTableSlot *slot;		/* hands the formed tuple to the store */
-	char	   *buf;			/* the tuple being formed, MAXALIGNed */
+	Size		fixed_max;		/* room the by-value columns may take */
+	char	   *buf;			/* the tuple being formed; zeros between rows */
 	Size		bufsize;
 } NgRowForm;
 
