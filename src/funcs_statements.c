@@ -458,14 +458,9 @@ emit_row(NgRowForm *form, const StmtRead *sr, const StmtRow *row,
 		char	   *enc = ng_text_for_reader(qtext, row->qtext_len,
 											 row->encoding);
 
-		if (enc == qtext)		/* shown as it is: its length is known */
-			values[i++] = PointerGetDatum(cstring_to_text_with_len(qtext,
-																   row->qtext_len));
-		else
-		{
-			values[i++] = CStringGetTextDatum(enc);
+		values[i++] = CStringGetTextDatum(enc);
+		if (enc != qtext)
 			pfree(enc);
-		}
 	}
 	else
 		nulls[i++] = true;
