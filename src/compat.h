@@ -64,6 +64,15 @@
 #define NG_EXECUTOR_RUN_PASS	queryDesc, direction, count, execute_once
 #endif
 
+/* ---- heap_form_minimal_tuple gained an extra argument in 18 ---- */
+#if PG_VERSION_NUM >= 180000
+#define NG_FORM_MINIMAL_TUPLE(desc, values, nulls) \
+	heap_form_minimal_tuple(desc, values, nulls, 0)
+#else
+#define NG_FORM_MINIMAL_TUPLE(desc, values, nulls) \
+	heap_form_minimal_tuple(desc, values, nulls)
+#endif
+
 /* ---- planner_hook gained an ExplainState argument in 19 ---- */
 #if PG_VERSION_NUM >= 190000
 #define NG_PLANNER_ARGS		Query *parse, const char *query_string, int cursorOptions, ParamListInfo boundParams, ExplainState *es

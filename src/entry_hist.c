@@ -178,9 +178,11 @@ ng_entry_hist_free(NgSharedEntry *entry)
 
 /*
  * ng_entry_hist_copy
- *		entry's histograms in their sparse form (hist.h), copied into buf
- *		(room for ng_hist_groups_size(entry->hist_mask) bytes).  Caller holds
- *		the partition lock, any mode.
+ *		entry's histograms in their sparse form (hist.h): the group held in
+ *		the entry itself when it has no other (nearly every entry: nothing
+ *		copied), else copied into buf (room for
+ *		ng_hist_groups_size(entry->hist_mask) bytes).  Caller holds the
+ *		partition lock, any mode, as long as it uses the view.
  */
 NgHistView
 ng_entry_hist_copy(const NgSharedEntry *entry, uint64 *buf)
@@ -188,6 +190,13 @@ ng_entry_hist_copy(const NgSharedEntry *entry, uint64 *buf)
 	NgHistView	view;
 
 	view.mask = entry->hist_mask;
+	if (!DsaPointerIsValid(entry->hist_groups))
+	{
+		/* no group, or the one in the entry */
+		Assert(view.mask == entry->hist_first_bit);
+		view.groups = entry->hist_first;
+		return view;
+	}
 	view.groups = buf;
 	if (entry->hist_first_bit != 0)
 		memcpy(buf + pg_popcount32(view.mask & (entry->hist_first_bit - 1)) *

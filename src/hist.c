@@ -246,15 +246,31 @@ ng_hist_add_cells(uint64 *dst, uint32 dst_mask, const NgHistCell *cells, int n)
 }
 
 /*
+ * midpoints[b] = ng_hist_midpoint(b), for the readers' percentiles: computed
+ * once by the same expression (same doubles), without allocating (readers
+ * compute percentiles under a partition lock).
+ */
+static double midpoints[NG_HIST_BUCKETS];
+static bool midpoints_ready = false;
+
+static void
+midpoints_init(void)
+{
+	for (int b = 0; b < NG_HIST_BUCKETS; b++)
+		midpoints[b] = ng_hist_midpoint(b);
+	midpoints_ready = true;
+}
+
+/*
  * ng_hist_percentiles
  *		For each of nfractions increasing fractions, the duration below which
  *		that fraction of kind's samples in h falls: the midpoint of the
- *		bucket holding the sample of rank ceil(fraction * total), into ms[].
- *		The total is the buckets' own, so a histogram that lacks samples (a
- *		group that could not be allocated, counted in dsa_failures) still
- *		gives percentiles of what it holds.  Two passes over the groups of
- *		kind only.  Returns false, and sets nothing, when there are no
- *		samples.
+ *		bucket holding the sample of rank ceil(fraction * total) (at least
+ *		1), into ms[].  The total is the buckets' own, so a histogram that
+ *		lacks samples (a group that could not be allocated, counted in
+ *		dsa_failures) still gives percentiles of what it holds.  Two passes
+ *		over the groups of kind only, the ranks computed once.  Returns
+ *		false, and sets nothing, when there are no samples.
  */
 bool
 ng_hist_percentiles(NgHistView h, int kind, const double *fractions,
@@ -262,37 +278,46 @@ ng_hist_percentiles(NgHistView h, int kind, const double *fractions,
 {
 	uint32		kind_bits = ((uint32) 1 << NG_HIST_GROUPS) - 1;
 	uint32		kmask = (h.mask >> (kind * NG_HIST_GROUPS)) & kind_bits;
-	const uint64 *groups = h.groups +
-		pg_popcount32(h.mask & ((((uint32) 1) << (kind * NG_HIST_GROUPS)) - 1)) *
-		NG_HIST_GROUP_SIZE;
-	int			ngroups = pg_popcount32(kmask);
+	const uint64 *groups;
+	int			ngroups;
 	uint64		total = 0;
 	uint64		seen = 0;
+	uint64		rank[NG_HIST_MAX_FRACTIONS];
 	int			f = 0;
-	int			g = 0;
 
+	Assert(nfractions <= NG_HIST_MAX_FRACTIONS);
+	if (kmask == 0)
+		return false;
+	groups = h.groups +
+		pg_popcount32(h.mask & ((((uint32) 1) << (kind * NG_HIST_GROUPS)) - 1)) *
+		NG_HIST_GROUP_SIZE;
+	ngroups = pg_popcount32(kmask);
 	for (int i = 0; i < ngroups * NG_HIST_GROUP_SIZE; i++)
 		total += groups[i];
 	if (total == 0)
 		return false;
-	for (int group = 0; group < NG_HIST_GROUPS && f < nfractions; group++)
+	if (unlikely(!midpoints_ready))
+		midpoints_init();
+	for (int k = 0; k < nfractions; k++)
 	{
-		if ((kmask & ((uint32) 1 << group)) == 0)
-			continue;
+		uint64		r = (uint64) ceil(fractions[k] * (double) total);
+
+		Assert(k == 0 || fractions[k] >= fractions[k - 1]);
+		rank[k] = Max(r, 1);
+	}
+	/* the groups of kind in bit order; groups advances with them */
+	while (kmask != 0 && f < nfractions)
+	{
+		int			base = pg_rightmost_one_pos32(kmask) * NG_HIST_GROUP_SIZE;
+
 		for (int i = 0; i < NG_HIST_GROUP_SIZE && f < nfractions; i++)
 		{
-			seen += groups[g * NG_HIST_GROUP_SIZE + i];
-			while (f < nfractions)
-			{
-				uint64		rank = (uint64) ceil(fractions[f] * (double) total);
-
-				Assert(f == 0 || fractions[f] >= fractions[f - 1]);
-				if (seen < Max(rank, 1))
-					break;
-				ms[f++] = ng_hist_midpoint(group * NG_HIST_GROUP_SIZE + i);
-			}
+			seen += groups[i];
+			while (f < nfractions && seen >= rank[f])
+				ms[f++] = midpoints[base + i];
 		}
-		g++;
+		kmask &= kmask - 1;
+		groups += NG_HIST_GROUP_SIZE;
 	}
 	/* only if rounding put a rank beyond the total */
 	while (f < nfractions)

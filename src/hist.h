@@ -100,6 +100,10 @@ extern void ng_hist_regroup(uint64 *dst, uint32 dst_mask, NgHistView src);
 extern uint32 ng_hist_cells_mask(const NgHistCell *cells, int n);
 extern void ng_hist_add_cells(uint64 *dst, uint32 dst_mask,
 							  const NgHistCell *cells, int n);
+
+/* the most fractions ng_hist_percentiles computes at once */
+#define NG_HIST_MAX_FRACTIONS	8
+
 extern bool ng_hist_percentiles(NgHistView h, int kind,
 								const double *fractions, int nfractions,
 								double *ms);
