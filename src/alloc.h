@@ -47,6 +47,7 @@ ng_log_losses(void)
 	if (unlikely(ng_pending_loss_logs != 0))
 		ng_log_losses_now();
 }
+
 extern void ng_count_stat(int64 *field, int64 n);
 
 extern bool ng_dsa_can_allocate(void);

@@ -306,8 +306,8 @@ ng_timer_start(NgExecTimer *t)
 /*
  * close it, as InstrStopNode does: the first window's buffer usage is kept
  * as its two snapshots (the execution's only window, usually: its sample
- * then adds their difference), later ones are summed (a
- * diff only if usage changed)
+ * then adds their difference), later ones are summed (a diff only if usage
+ * changed)
  */
 static inline void
 ng_timer_stop(NgExecTimer *t)

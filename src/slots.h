@@ -14,9 +14,9 @@
  * already has a slot takes no lock and no atomic read-modify-write (but for
  * two rare events, slots_count.c); ng_slots_note_parse waits for the
  * partition lock only to create an entry; ng_slots_maintenance never waits
- * for a lock.  ng_slots_of_proc,
- * ng_slot_at, ng_slot_try_read: no lock (a reader that must see every
- * slot of a partition consistently holds that partition's lock, shared).
+ * for a lock.  ng_slots_of_proc, ng_slot_at, ng_slot_try_read: no lock (a
+ * reader that must see every slot of a partition consistently holds that
+ * partition's lock, shared).
  *
  *-------------------------------------------------------------------------
  */

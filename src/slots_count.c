@@ -11,8 +11,9 @@
  * slots_int.h describes the whole slot protocol.
  *
  * Locking.  Counting a statement this backend already has a slot for
- * takes no lock, no spinlock and no atomic read-modify-write: a local hash
- * lookup, two plain reads of the partition's reset epoch (the bound entry
+ * takes no lock, no spinlock and no atomic read-modify-write: a lookup of
+ * the backend-local map (usually a hit in its cache of recent keys), two
+ * plain reads of the partition's reset epoch (the bound entry
  * itself is read only when a reset moved it), one of the change
  * generation, and the update of our own slot (and one histogram cell)
  * bracketed by its changecount.  Two rare events add to that: a sample that
