@@ -37,8 +37,10 @@ class Cluster:
     def __init__(self, tree, contender, workdir, port):
         self.tree = tree
         self.contender = contender
-        # ngbase is ours too, at another commit, in a tree of its own
-        self.kind = "ng" if contender == "ngbase" else contender
+        # ngbase is ours too, at another commit, in a tree of its own; qid
+        # is no extension with core's query jumbling switched on, the part
+        # of every query-id-based extension's cost that core does
+        self.kind = {"ngbase": "ng", "qid": "none"}.get(contender, contender)
         self.data = os.path.join(workdir, "data-" + contender)
         self.sock = os.path.join(workdir, "sock")
         self.port = port
@@ -48,6 +50,8 @@ class Cluster:
     # settings that depend on the contender, for a given max
     def ext_settings(self, max_entries):
         c = self.kind
+        if self.contender == "qid":
+            return {"compute_query_id": "on"}
         if c == "pgss" or self.contender == "ngbase":
             # ngbase: our builds before f361ef7 lost settings given under
             # our own names at start; the contrib-name aliases work at every

@@ -16,9 +16,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 
-ALL_CONTENDERS = ["none", "pgss", "ng", "pgsm", "ngbase"]
+ALL_CONTENDERS = ["none", "qid", "pgss", "ng", "pgsm", "ngbase"]
 CONTENDER_LABEL = {
     "none": "no extension",
+    "qid": "no extension, compute_query_id = on (core's query jumbling alone)",
     "pgss": "pg_stat_statements (contrib)",
     "ng": "pg_stat_statements_ng",
     "pgsm": "pg_stat_monitor",
