@@ -190,9 +190,11 @@ bool
 ng_evict_make_room(void)
 {
 	uint32		max = (uint32) ng_max;
-	uint32		batch = Max(max / 100, 1);
 
-	evict_down_to(max - batch, true);
+	evict_down_to(max - ng_evict_batch(), true);
+	/* from now on the admission filter keeps the room made for recurrence */
+	if (pg_atomic_read_u32(&ng_shared->admit_after_eviction) == 0)
+		pg_atomic_write_u32(&ng_shared->admit_after_eviction, 1);
 	return pg_atomic_read_u32(&ng_shared->entry_count) < max;
 }
 

@@ -14,7 +14,20 @@
 #ifndef NG_EVICT_H
 #define NG_EVICT_H
 
+#include "guc.h"
 #include "store.h"
+
+/*
+ * ng_evict_batch
+ *		How many entries one eviction frees on a full table: 1% of max, at
+ *		least one.  The admission filter (slots_entry.c) keeps that room for
+ *		statements that recur.
+ */
+static inline uint32
+ng_evict_batch(void)
+{
+	return Max((uint32) ng_max / 100, 1);
+}
 
 extern bool ng_evict_make_room(void);
 extern void ng_evict_to_limit(void);

@@ -64,6 +64,7 @@ ng_store_init_shmem(void)
 
 		memset(ng_shared, 0, ng_shmem_fixed_size());
 		pg_atomic_init_u32(&ng_shared->entry_count, 0);
+		pg_atomic_init_u32(&ng_shared->admit_after_eviction, 0);
 		pg_atomic_init_u64(&ng_shared->text_bytes, 0);
 		pg_atomic_init_u32(&ng_shared->clock_partition, 0);
 		pg_atomic_init_u32(&ng_shared->losses_logged, 0);

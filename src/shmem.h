@@ -132,6 +132,9 @@ typedef struct NgSharedState
 
 	int			dsa_tranche;	/* set by postmaster */
 	pg_atomic_uint32 entry_count;	/* live entries in all partitions */
+	pg_atomic_uint32 admit_after_eviction;	/* 1 once an eviction made room:
+											 * the admission filter works a
+											 * batch below max from then */
 	pg_atomic_uint64 text_bytes;	/* DSA bytes held by texts */
 	pg_atomic_uint32 clock_partition;	/* eviction: next partition */
 	pg_atomic_uint32 losses_logged; /* NgLoss bits already logged */

@@ -100,13 +100,19 @@ slot_find_victim(void)
 
 /*
  * The next victims: the least recently used bound slots as of the last
- * scan, oldest first, each with its last_used then.  One scan serves
- * several new statements.  A listed slot used since (its last_used
- * changed) or no longer bound is skipped.  A slot not listed was used
- * later than every listed one: its last_used was larger at the scan, or
- * it was bound or used after it, and use_clock only grows.  So the first
- * listed slot still valid is the least recently used bound slot of all,
- * as a full scan would find it.
+ * scan, oldest first, each with its last_used then; or, when no slot was
+ * bound, the least recently used unbound ones (victims_unbound).  One scan
+ * serves several new statements.  A listed slot used since (its last_used
+ * changed), or bound or unbound since, is skipped.  A slot not listed was
+ * used later than every listed one of its kind: its last_used was larger
+ * at the scan, or it was bound, unbound or used after it, and use_clock
+ * only grows.  So the first listed slot still valid is the least recently
+ * used one of its kind, as a full scan would find it.  A list of unbound
+ * slots is used up before the next scan looks for bound ones again: a slot
+ * bound meanwhile waits that long for its turn to be preferred.  This
+ * matters where every new statement is refused an entry (admission on a
+ * full table): every slot is then unbound, and a scan per statement would
+ * cost more than the rest of the statement's bookkeeping.
  */
 #define NG_VICTIMS_LISTED	8
 
@@ -114,29 +120,28 @@ static int	victim_slot[NG_VICTIMS_LISTED];
 static uint64 victim_used[NG_VICTIMS_LISTED];
 static int	victim_next = 0;
 static int	victim_count = 0;
-static int	victim_unbound = -1;	/* as of the last scan, when no slot was
-									 * bound: the least recently used one */
+static bool victims_unbound = false;
 
-/*
- * list the least recently used bound slots, oldest first; when there are
- * none, note the least recently used unbound one
- */
+/* may slot ls be listed, bound or not as the list is? */
+static inline bool
+victim_kind_ok(const NgLocalSlot *ls, bool unbound)
+{
+	return ls->in_use && (ls->entry == NULL) == unbound;
+}
+
+/* list the least recently used slots of one kind, oldest first */
 static void
-slot_list_victims(void)
+slot_list_victims_of(bool unbound)
 {
 	victim_next = 0;
 	victim_count = 0;
-	victim_unbound = -1;
+	victims_unbound = unbound;
 	for (int i = 0; i < ngs_nslots; i++)
 	{
 		NgLocalSlot *ls = &ngs_local_slots[i];
 		int			at;
 
-		if (ls->in_use && ls->entry == NULL && victim_count == 0 &&
-			(victim_unbound < 0 ||
-			 ls->last_used < ngs_local_slots[victim_unbound].last_used))
-			victim_unbound = i;
-		if (!ls->in_use || ls->entry == NULL ||
+		if (!victim_kind_ok(ls, unbound) ||
 			(victim_count == NG_VICTIMS_LISTED &&
 			 ls->last_used >= victim_used[victim_count - 1]))
 			continue;
@@ -151,15 +156,14 @@ slot_list_victims(void)
 		victim_slot[at] = i;
 		victim_used[at] = ls->last_used;
 	}
-	if (victim_count > 0)
-		victim_unbound = -1;
 }
 
 /*
  * slot_next_victim
  *		The position in victim_slot of the least recently used bound slot,
- *		listing them anew when no listed one is valid, or -1 if no slot is
- *		bound.
+ *		or, if none is bound, of the least recently used unbound one (see
+ *		victims_unbound), listing them anew when no listed one is valid; -1
+ *		if no slot is in use.
  */
 static int
 slot_next_victim(void)
@@ -170,11 +174,14 @@ slot_next_victim(void)
 		{
 			NgLocalSlot *ls = &ngs_local_slots[victim_slot[victim_next]];
 
-			if (ls->in_use && ls->entry != NULL &&
+			if (victim_kind_ok(ls, victims_unbound) &&
 				ls->last_used == victim_used[victim_next])
 				return victim_next;
 		}
-		slot_list_victims();
+		/* bound ones first; unbound ones only when none is bound */
+		slot_list_victims_of(false);
+		if (victim_count == 0)
+			slot_list_victims_of(true);
 		if (victim_count == 0)
 			break;
 	}
@@ -186,34 +193,37 @@ slot_next_victim(void)
  *		A free slot of mine, releasing the least recently used bound slot if
  *		all are taken, or, if none is bound, the least recently used one if
  *		its key has an entry or is refused one (what slot_find_victim would
- *		try first, found by the same scan); slot_find_victim if that cannot
- *		be done without waiting.
+ *		try first); slot_find_victim if that cannot be done without waiting.
  */
 static int
 slot_find_free(void)
 {
 	int			pos;
+	int			i;
 
 	if (ngs_nfree > 0)
 	{
-		for (int i = 0; i < ngs_nslots; i++)
+		for (i = 0; i < ngs_nslots; i++)
 			if (!ngs_local_slots[i].in_use)
 				return i;
 	}
 	pos = slot_next_victim();
-	if (pos >= 0 && ng_slot_release(victim_slot[pos], false))
+	if (pos < 0)
+		return slot_find_victim();
+	i = victim_slot[pos];
+	if (!victims_unbound)
 	{
-		victim_next = pos + 1;
-		return victim_slot[pos];
+		/* a bound victim not released stays first in the list */
+		if (ng_slot_release(i, false))
+		{
+			victim_next = pos + 1;
+			return i;
+		}
+		return slot_find_victim();
 	}
-	if (pos < 0 && victim_unbound >= 0)
-	{
-		int			lru = victim_unbound;
-
-		victim_unbound = -1;
-		if (ng_slot_adopt_entry(lru, false) && ng_slot_release(lru, false))
-			return lru;
-	}
+	victim_next = pos + 1;
+	if (ng_slot_adopt_entry(i, false) && ng_slot_release(i, false))
+		return i;
 	return slot_find_victim();
 }
 

@@ -22,7 +22,6 @@
  */
 #include "postgres.h"
 
-#include "common/hashfn.h"
 #include "mb/pg_wchar.h"
 #include "utils/timestamp.h"
 
@@ -71,20 +70,32 @@ typedef enum NgAdmitAsk
 	NG_ADMIT_GRANT				/* admitted (it recurred, or no slots) */
 } NgAdmitAsk;
 
-/* is the filter in force: admission = recurring and the table full? */
+/*
+ * is the filter in force: admission = recurring and the table full, or,
+ * once an eviction has made room, within a batch of full?  Without the
+ * second, each statement that recurs and evicts would free room for a
+ * batch of one-offs after it, unfiltered, whose entries the next eviction
+ * takes again.
+ */
 static inline bool
 admit_filtering(void)
 {
-	return ng_admission == NG_ADMIT_RECURRING &&
-		pg_atomic_read_u32(&ng_shared->entry_count) >= (uint32) ng_max;
+	uint32		count;
+
+	if (ng_admission != NG_ADMIT_RECURRING)
+		return false;
+	count = pg_atomic_read_u32(&ng_shared->entry_count);
+	if (count >= (uint32) ng_max)
+		return true;
+	return count + ng_evict_batch() >= (uint32) ng_max &&
+		pg_atomic_read_u32(&ng_shared->admit_after_eviction) != 0;
 }
 
 /* key's cell of the filter, and its fingerprint there (odd, never 0) */
 static inline pg_atomic_uint32 *
 admit_cell(const NgKey *key, uint32 *fingerprint)
 {
-	uint64		h = hash_bytes_extended((const unsigned char *) key,
-										sizeof(NgKey), 0);
+	uint64		h = ng_key_mix64(key);
 
 	*fingerprint = (uint32) (h >> 32) | 1;
 	return &ng_shared->admit_seen[h & (NG_ADMIT_CELLS - 1)];
@@ -211,10 +222,10 @@ slot_create_entry(const NgKey *key, uint32 hash, const char *qtext,
 	/* Creating it, or adding its text: prepare everything outside locks. */
 	if (!exists)
 	{
-		reserved = ng_entry_reserve();
-		/* the table is full: refused unless seen before (no eviction) */
-		if (!reserved && !admit_key(key, ask))
+		/* the table is (nearly) full: refused unless seen before */
+		if (admit_filtering() && !admit_key(key, ask))
 			return NULL;
+		reserved = ng_entry_reserve();
 		if (!reserved && ng_evict_make_room())
 			reserved = ng_entry_reserve();
 		if (!reserved && ng_slots_release_lru(ngs_nslots / 2) > 0 &&

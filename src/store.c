@@ -60,24 +60,15 @@
 
 /*
  * ng_key_hash
- *		Hash of a key; its low bits choose the partition, the next ones
- *		the bucket.  queryid is already a good hash; one round of mixing
- *		spreads the user, database and level over every bit.  Cheap, since
- *		the hot path computes it for every statement.
+ *		Hash of a key: ng_key_mix64 folded to 32 bits; its low bits choose
+ *		the partition, the next ones the bucket.  Cheap, since the hot path
+ *		computes it for every statement.
  */
 uint32
 ng_key_hash(const NgKey *key)
 {
-	uint64		h = key->queryid ^
-		(((uint64) key->userid << 32) | (uint64) key->dbid);
+	uint64		h = ng_key_mix64(key);
 
-	/* a 64-bit finalizer (xor-shift-multiply) */
-	h ^= key->toplevel ? UINT64CONST(0x9e3779b97f4a7c15) : 0;
-	h ^= h >> 33;
-	h *= UINT64CONST(0xff51afd7ed558ccd);
-	h ^= h >> 33;
-	h *= UINT64CONST(0xc4ceb9fe1a85ec53);
-	h ^= h >> 33;
 	return (uint32) (h ^ (h >> 32));
 }
 

@@ -84,6 +84,28 @@ typedef struct NgSharedEntry
 } NgSharedEntry;
 
 extern uint32 ng_key_hash(const NgKey *key);
+
+/*
+ * ng_key_mix64
+ *		The 64 bits ng_key_hash folds to 32.  queryid is already a good hash;
+ *		one round of a 64-bit finalizer (xor-shift-multiply) spreads the
+ *		user, database and level over every bit.  Inline: the admission
+ *		filter (slots_entry.c) takes its cell and fingerprint from it.
+ */
+static inline uint64
+ng_key_mix64(const NgKey *key)
+{
+	uint64		h = key->queryid ^
+		(((uint64) key->userid << 32) | (uint64) key->dbid);
+
+	h ^= key->toplevel ? UINT64CONST(0x9e3779b97f4a7c15) : 0;
+	h ^= h >> 33;
+	h *= UINT64CONST(0xff51afd7ed558ccd);
+	h ^= h >> 33;
+	h *= UINT64CONST(0xc4ceb9fe1a85ec53);
+	h ^= h >> 33;
+	return h;
+}
 #define ng_partition_of_hash(h)	((h) & (NG_NUM_PARTITIONS - 1))
 /* the partition of a key's hash */
 static inline NgSharedPartition *
