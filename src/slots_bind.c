@@ -114,7 +114,7 @@ slot_find_victim(void)
  * full table): every slot is then unbound, and a scan per statement would
  * cost more than the rest of the statement's bookkeeping.
  */
-#define NG_VICTIMS_LISTED	8
+#define NG_VICTIMS_LISTED	16
 
 static int	victim_slot[NG_VICTIMS_LISTED];
 static uint64 victim_used[NG_VICTIMS_LISTED];
