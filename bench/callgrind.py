@@ -8,7 +8,8 @@ import re
 import shutil
 
 from .common import as_pg, log, mkdir_pg, run
-from .workloads import fill_statements, multi_transaction, prepared_statements
+from .workloads import (churn_statements, fill_statements, multi_transaction,
+                        prepared_statements)
 
 
 # ---------------------------------------------------------------- callgrind part
@@ -42,6 +43,12 @@ def callgrind_part(args, tree, clusters, outdir, workdir):
                     f.write("\n".join(multi_transaction(str(1 + i * 7 % 100000))) + "\n")
             elif args.callgrind_set == "prepared":
                 f.write("\n".join(prepared_statements(k)) + "\n")
+            elif args.callgrind_set == "churn":
+                # the same 5000 statements fill the table in both inputs
+                # (two-table joins the mix never draws: r101 and up), so
+                # the difference is the mix on a full table
+                f.write("\n".join(fill_statements(100000, 105000)
+                                   + churn_statements(k)) + "\n")
             else:
                 f.write("SELECT 1;\n" * k)
         inputs[k] = path
@@ -52,6 +59,9 @@ def callgrind_part(args, tree, clusters, outdir, workdir):
                          "selects with literals, COMMIT: 10 lines)",
                          "prepared": "EXECUTE of pgbench -S's SELECT abalance ... "
                          "WHERE aid = $1, prepared once (simple protocol)",
+                         "churn": "the churn workload's mix (80% one of 1000 "
+                         "hot statements, 20% one of 100,000 churn statements), "
+                         "max = 5000, table full",
                          "select1": "SELECT 1;"}[args.callgrind_set],
            "contenders": {}}
     keep = os.path.join(outdir, "callgrind")

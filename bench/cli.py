@@ -66,13 +66,15 @@ def build_parser(description):
     ap.add_argument("--retries", type=int, default=2,
                     help="how many times a disturbed run is run again (default 2)")
     ap.add_argument("--callgrind-n", type=int, default=5000)
-    ap.add_argument("--callgrind-set", choices=["select1", "new", "multi", "prepared"],
+    ap.add_argument("--callgrind-set",
+                    choices=["select1", "new", "multi", "prepared", "churn"],
                     default="select1",
                     help="callgrind statements: select1 (SELECT 1 repeated), new "
                          "(every statement a distinct join, max = 500) or multi "
                          "(the multi workload's transaction, per transaction) or "
                          "prepared (pgbench -S's SELECT, PREPAREd once, then "
-                         "EXECUTEd)")
+                         "EXECUTEd) or churn (the churn workload's mix, "
+                         "max = 5000, after 5000 statements that fill the table)")
     ap.add_argument("--readcost-sizes", default="5000,100000")
     ap.add_argument("--readcost-holders", type=int, default=50)
     ap.add_argument("--readcost-per-holder", type=int, default=100)

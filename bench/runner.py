@@ -148,7 +148,7 @@ def data_needs(args, defs, plan, parts):
     for wname, _ in plan:
         needs |= defs[wname]["setup"]
     onerow_tables = 1000 if needs & {"onerow"} else 0
-    if "callgrind" in parts and args.callgrind_set == "new":
+    if "callgrind" in parts and args.callgrind_set in ("new", "churn"):
         needs.add("onerow")
         onerow_tables = 1000
     if "callgrind" in parts and args.callgrind_set in ("multi", "prepared"):

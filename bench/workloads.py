@@ -4,6 +4,8 @@ definitions (data they need, pgbench scripts, clients, max), the groups that
 read cost parts (the multi transaction, the 100,000 distinct joins).
 """
 
+import random
+
 from .common import die
 
 
@@ -127,6 +129,21 @@ def prepared_statements(k):
            "WHERE aid = $1;"]
     for i in range(k):
         out.append("EXECUTE ng_s(%d);" % (1 + i * 7 % 100000))
+    return out
+
+
+def churn_statements(k, seed=13):
+    """k statements of the churn workload's mix (80% one of 1000 hot
+    statements, 20% one of 100,000 churn statements), the same k first ones
+    for every k (a fixed seed)."""
+    rnd = random.Random(seed)
+    out = []
+    for _ in range(k):
+        if rnd.random() < 0.8:
+            out.append("SELECT 1 FROM r%d;" % rnd.randint(1, 1000))
+        else:
+            a, b = rnd.randint(1, 100), rnd.randint(1, 1000)
+            out.append("SELECT 1 FROM r%d a_%d, r%d b_%d;" % (a, a, b, b))
     return out
 
 
