@@ -153,6 +153,21 @@ slot_record(NgSlot *slot, int i, NgSharedPartition *part,
 }
 
 /*
+ * recurs_rarely
+ *		Does a key without a slot, last counted at prev_counted (0: never),
+ *		recur less often than this backend's slots turn over?  At least
+ *		ngs_nslots counts since its last one: binding it a slot would most
+ *		likely give up a slot bound since, to be given up itself before the
+ *		key comes back.
+ */
+static inline bool
+recurs_rarely(uint64 prev_counted)
+{
+	return prev_counted != 0 &&
+		ngs_use_clock - prev_counted >= (uint64) ngs_nslots;
+}
+
+/*
  * ng_slots_count
  *		Count one execution or planning of key.  Called from the hooks.
  *
@@ -167,6 +182,7 @@ ng_slots_count(const NgKey *key, const NgSample *sample, const NgTextSource *src
 	NgLocalEntry *le;
 	NgSlot	   *slot;
 	int			i;
+	uint64		prev_counted;
 
 	if (!ng_slots_attach())
 		return;
@@ -176,6 +192,9 @@ ng_slots_count(const NgKey *key, const NgSample *sample, const NgTextSource *src
 		ng_slot_count_direct(le, sample, src);
 		return;
 	}
+	/* le may move when a bind changes the local map: note this count now */
+	prev_counted = le->last_counted;
+	le->last_counted = ngs_use_clock + 1;
 
 	for (int attempt = 0;; attempt++)
 	{
@@ -209,6 +228,13 @@ ng_slots_count(const NgKey *key, const NgSample *sample, const NgTextSource *src
 					sync_minmax = true;
 				}
 			}
+		}
+		if (i < 0 && attempt == 0 &&
+			recurs_rarely(prev_counted) && text_settled(le, part) &&
+			!ng_slot_carries_pin() && ng_slot_count_into_entry(le, sample))
+		{
+			ngs_use_clock++;
+			return;
 		}
 		if (i < 0)
 			i = ng_slot_bind(le, src);

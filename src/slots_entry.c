@@ -380,6 +380,13 @@ ng_slot_carry(const NgKey *key, NgSharedEntry *entry, dsa_pointer dp)
 	carried_dp = dp;
 }
 
+/* does a parse carry a pin now? */
+bool
+ng_slot_carries_pin(void)
+{
+	return carried_entry != NULL;
+}
+
 /*
  * ng_slot_drop_carried
  *		Drop the pin a parse carried, if any, freeing its entry if a reset
@@ -473,6 +480,24 @@ ng_slot_bind_entry(NgLocalEntry *le, const NgTextSource *src, dsa_pointer *dp)
 
 
 /*
+ * entry_record_locked
+ *		Add sample to entry's counters and histogram, as a fold would.
+ *		Caller holds the partition lock exclusively and, for a sample that
+ *		has a bucket, a spare histogram group (the entry may need one).
+ */
+static void
+entry_record_locked(NgSharedEntry *entry, const NgSample *sample)
+{
+	ng_counters_record(&entry->counters, sample);
+	if (sample->failure == NG_SUCCEEDED)
+		(void) ng_entry_hist_add(entry, sample->kind,
+								 ng_hist_bucket(sample->time), 1);
+	entry->counters.changed_generation =
+		pg_atomic_read_u64(&ng_shared->change_generation);
+	ng_evict_earn_usage(entry, 1);
+}
+
+/*
  * ng_slot_count_direct
  *		Count a sample straight into the shared entry, for a process that
  *		has no slot area.  Waits for the partition lock; such processes do
@@ -498,18 +523,39 @@ ng_slot_count_direct(NgLocalEntry *le, const NgSample *sample, const NgTextSourc
 	if (entry != NULL)
 		entry = ng_entry_lookup(part, &le->key, hash, &dp);
 	if (entry != NULL)
-	{
-		ng_counters_record(&entry->counters, sample);
-		if (sample->failure == NG_SUCCEEDED)
-			(void) ng_entry_hist_add(entry, sample->kind,
-									 ng_hist_bucket(sample->time), 1);
-		entry->counters.changed_generation =
-			pg_atomic_read_u64(&ng_shared->change_generation);
-		ng_evict_earn_usage(entry, 1);
-	}
+		entry_record_locked(entry, sample);
 	LWLockRelease(part->lock);
 	if (entry == NULL)
 		ng_note_loss(NG_LOSS_COUNTS, 1);
+}
+
+/*
+ * ng_slot_count_into_entry
+ *		Count a sample straight into le's shared entry, without a slot, if
+ *		that can be done at once: the entry exists, its partition lock is
+ *		free, and a spare histogram group is at hand should the sample's
+ *		bucket need one.  Returns false, having changed nothing, otherwise.
+ *		For a key this backend runs less often than its slots turn over
+ *		(slots_count.c): one exclusive partition lock instead of the fold of
+ *		the least recently used slot (that lock) and a bind (the lock
+ *		shared, a pin).  Caller holds no lock of ours; nothing here waits or
+ *		allocates.
+ */
+bool
+ng_slot_count_into_entry(NgLocalEntry *le, const NgSample *sample)
+{
+	NgSharedPartition *part = ng_partition(le->hash);
+	NgSharedEntry *entry;
+	dsa_pointer dp;
+
+	if (ng_hist_nspares == 0 ||
+		!LWLockConditionalAcquire(part->lock, LW_EXCLUSIVE))
+		return false;
+	entry = ng_entry_lookup(part, &le->key, le->hash, &dp);
+	if (entry != NULL)
+		entry_record_locked(entry, sample);
+	LWLockRelease(part->lock);
+	return entry != NULL;
 }
 
 /*

@@ -113,6 +113,7 @@ typedef struct NgLocalEntry
 								 * made */
 	int			text_cap_seen;	/* query_text_memory then */
 	uint64		text_bytes_seen;	/* text memory in use then */
+	uint64		last_counted;	/* ngs_use_clock at its last count, or 0 */
 } NgLocalEntry;
 
 /*
@@ -395,6 +396,7 @@ local_entry(const NgKey *key, uint32 hash)
 		le->text_done = false;
 		le->text_epoch = 0;
 		le->text_missing = false;
+		le->last_counted = 0;
 		ngs_map_version++;		/* the insert may have moved entries */
 	}
 	return le;
@@ -487,6 +489,8 @@ extern NgSharedEntry *ng_slot_bind_entry(NgLocalEntry *le,
 										 dsa_pointer *dp);
 extern void ng_slot_count_direct(NgLocalEntry *le, const NgSample *sample,
 								 const NgTextSource *src);
+extern bool ng_slot_carries_pin(void);
+extern bool ng_slot_count_into_entry(NgLocalEntry *le, const NgSample *sample);
 extern bool ng_slot_adopt_entry(int i, bool wait);
 extern bool ng_slot_parse_refused(NgLocalEntry *le, const NgTextSource *src);
 
