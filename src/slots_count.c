@@ -168,6 +168,47 @@ recurs_rarely(uint64 prev_counted)
 }
 
 /*
+ * slot_after_reset
+ *		Slot i, bound, whose partition saw a reset since the slot last
+ *		looked at its entry: -1 if the reset removed the entry (the slot is
+ *		released, its counts void, to be bound anew), else i, with
+ *		*sync_minmax set (the reset may have cleared min/max).
+ */
+static pg_noinline int
+slot_after_reset(int i, NgSharedPartition *part, bool *sync_minmax)
+{
+	NgLocalSlot *ls = &ngs_local_slots[i];
+
+	ls->reset_epoch = part->reset_epoch;
+	pg_read_barrier();
+	if (ls->entry->dead)
+	{
+		ng_slot_release(i, true);
+		return -1;
+	}
+	*sync_minmax = true;
+	return i;
+}
+
+/*
+ * count_into_entry_if_rare
+ *		A key without a slot that recurs rarely (recurs_rarely), with its
+ *		text settled and no pin carried for it: count the sample straight
+ *		into its entry (ng_slot_count_into_entry) and return true; false if
+ *		it should have a slot, or the entry cannot be had at once.
+ */
+static inline bool
+count_into_entry_if_rare(NgLocalEntry *le, uint64 prev_counted,
+						 const NgSharedPartition *part, const NgSample *sample)
+{
+	if (!recurs_rarely(prev_counted) || !text_settled(le, part) ||
+		ng_slot_carries_pin() || !ng_slot_count_into_entry(le, sample))
+		return false;
+	ngs_use_clock++;
+	return true;
+}
+
+/*
  * ng_slots_count
  *		Count one execution or planning of key.  Called from the hooks.
  *
@@ -207,35 +248,12 @@ ng_slots_count(const NgKey *key, const NgSample *sample, const NgTextSource *src
 		if (unlikely(ngs_cells_free == 0))
 			ng_slots_reclaim_cells();
 		i = le->slot;
-		if (i >= 0 && ngs_local_slots[i].entry != NULL)
-		{
-			NgLocalSlot *ls = &ngs_local_slots[i];
-			uint32		epoch = part->reset_epoch;
-
-			if (unlikely(epoch != ls->reset_epoch))
-			{
-				/* a reset since we last looked: look at the entry */
-				pg_read_barrier();
-				if (ls->entry->dead)
-				{
-					/* it removed the entry: its counts are void; bind anew */
-					ng_slot_release(i, true);
-					i = -1;
-				}
-				else
-				{
-					ls->reset_epoch = epoch;
-					sync_minmax = true;
-				}
-			}
-		}
+		if (i >= 0 && ngs_local_slots[i].entry != NULL &&
+			unlikely(part->reset_epoch != ngs_local_slots[i].reset_epoch))
+			i = slot_after_reset(i, part, &sync_minmax);
 		if (i < 0 && attempt == 0 &&
-			recurs_rarely(prev_counted) && text_settled(le, part) &&
-			!ng_slot_carries_pin() && ng_slot_count_into_entry(le, sample))
-		{
-			ngs_use_clock++;
+			count_into_entry_if_rare(le, prev_counted, part, sample))
 			return;
-		}
 		if (i < 0)
 			i = ng_slot_bind(le, src);
 
