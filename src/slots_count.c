@@ -21,6 +21,9 @@
  * (DSA's own locks) after the write, once per group of an entry; and when
  * the backend's cell pool is empty, the slot holding the most cells is
  * folded first, waiting for its partition lock as a new statement does.  A
+ * statement without a slot that the backend runs less often than its slots
+ * turn over is counted into its entry under the partition lock, exclusive
+ * and never waited for (slots_entry.c); busy, it takes a slot instead.  A
  * parse takes the partition lock (and may wait for it) only to create an
  * entry whose normalized text it must store; one whose text is settled
  * takes nothing.

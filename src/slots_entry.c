@@ -15,8 +15,10 @@
  * Pins are atomic counters changed under the partition lock (any mode); the
  * last unpin of an entry a reset removed frees it, under the exclusive
  * lock.  Nothing here waits for a lock unless its caller asks to (wait =
- * true: at parse and at exit).  The admission filter takes no lock: plain
- * 32-bit loads and stores of its cells in main shared memory.
+ * true: at parse and at exit).  Counting a sample straight into an entry
+ * (a process without slots; a statement that recurs rarely) takes the
+ * exclusive lock, that one conditionally.  The admission filter takes no
+ * lock: plain 32-bit loads and stores of its cells in main shared memory.
  *
  *-------------------------------------------------------------------------
  */
