@@ -157,11 +157,11 @@ slot_record(NgSlot *slot, int i, NgSharedPartition *part,
 
 /*
  * recurs_rarely
- *		Does a key without a slot, last counted at prev_counted (0: never),
- *		recur less often than this backend's slots turn over?  At least
- *		ngs_nslots counts since its last one: binding it a slot would most
- *		likely give up a slot bound since, to be given up itself before the
- *		key comes back.
+ *		Does a key without a slot, whose last execution was counted at
+ *		prev_counted (0: never), recur less often than this backend's slots
+ *		turn over?  At least ngs_nslots counts since: binding it a slot would
+ *		most likely give up a slot bound since, to be given up itself before
+ *		the key comes back.
  */
 static inline bool
 recurs_rarely(uint64 prev_counted)
@@ -236,9 +236,15 @@ ng_slots_count(const NgKey *key, const NgSample *sample, const NgTextSource *src
 		ng_slot_count_direct(le, sample, src);
 		return;
 	}
-	/* le may move when a bind changes the local map: note this count now */
+
+	/*
+	 * le may move when a bind changes the local map: note this count now.
+	 * Executions only: a planning counted just before its execution must not
+	 * make the statement look frequent to it.
+	 */
 	prev_counted = le->last_counted;
-	le->last_counted = ngs_use_clock + 1;
+	if (sample->kind == NG_EXEC)
+		le->last_counted = ngs_use_clock + 1;
 
 	for (int attempt = 0;; attempt++)
 	{

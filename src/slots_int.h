@@ -113,7 +113,8 @@ typedef struct NgLocalEntry
 								 * made */
 	int			text_cap_seen;	/* query_text_memory then */
 	uint64		text_bytes_seen;	/* text memory in use then */
-	uint64		last_counted;	/* ngs_use_clock at its last count, or 0 */
+	uint64		last_counted;	/* ngs_use_clock at the count of its last
+								 * execution, or 0 */
 } NgLocalEntry;
 
 /*

@@ -215,6 +215,34 @@ $node->poll_query_until('postgres',
 is($node->safe_psql('postgres', $walsql_calls),
 	'40|3|3', 'walsender exited: 40 statements, 3 calls each');
 
+# ---- with track_planning, a statement's planning does not make it look
+# frequent to its execution: 200 statements three times in one backend of
+# 64 slots; the first round folds at least 136 slots, exit folds up to 64,
+# maintenance perhaps a few; the next two rounds count plans and executions
+# straight into the entries (a bind per execution would fold 400 more)
+$node->safe_psql('postgres', q{
+ALTER ROLE measured SET pg_stat_statements_ng.track_planning = on;
+SELECT pg_stat_statements_ng_reset();
+});
+my $folds_planned = info('folds');
+$node->safe_psql('postgres',
+	join('', map { my $n = $_ % 200 + 1; 'SELECT 2' . (' + 2' x $n) . ";\n" }
+		  0 .. 599),
+	@measured);
+wait_measured_gone();
+$folds_planned = info('folds') - $folds_planned;
+cmp_ok($folds_planned, '>=', 200 - 64, 'track_planning: the first round folded slots to bind');
+cmp_ok($folds_planned, '<', 400,
+	'track_planning: later rounds counted plans and executions straight into their entries');
+is( $node->safe_psql(
+		'postgres', q{
+SELECT format('%s %s %s %s %s', count(*), min(calls), max(calls), min(plans), max(plans))
+  FROM pg_stat_statements_ng WHERE query LIKE 'SELECT $1 + %'}),
+	'200 3 3 3 3',
+	'track_planning: 200 statements, 3 calls and 3 plans each');
+$node->safe_psql('postgres',
+	'ALTER ROLE measured RESET pg_stat_statements_ng.track_planning');
+
 # ---- a pool of 40 cells used up by one statement ----
 $node->append_conf('postgresql.conf',
 	"max_connections = 20\npg_stat_statements_ng.slots_per_backend = 8\n");
