@@ -230,18 +230,24 @@ slot_find_free(void)
 /*
  * ng_slot_bind
  *		Give key a slot of mine, bound to its shared entry if that can be had
- *		without waiting.  Returns the slot index.
+ *		without waiting.  Returns the slot index; or -1, taking no slot, when
+ *		the admission filter refused the key an entry (slots_entry.c): the
+ *		caller counts the sample as unadmitted, as the slot's fold would
+ *		have, without the slot's bind and fold.  An execution's refusal
+ *		notes the key in the filter; a planning's only asks (the execution
+ *		that follows must not count as a second sighting).
  */
 int
-ng_slot_bind(NgLocalEntry *le, const NgTextSource *src)
+ng_slot_bind(NgLocalEntry *le, const NgTextSource *src, bool execution)
 {
-	int			i = slot_find_free();
-	NgSlot	   *slot = slot_at(ngs_my_area, i);
+	int			i;
+	NgSlot	   *slot;
 	uint32		hash = le->hash;
 	NgSharedPartition *part = ng_partition(hash);
 	dsa_pointer dp = InvalidDsaPointer;
 	uint32		reset_epoch;
 	NgSharedEntry *entry;
+	bool		refused;
 
 	/*
 	 * Spare histogram groups for the folds of this slot and the others, made
@@ -250,11 +256,18 @@ ng_slot_bind(NgLocalEntry *le, const NgTextSource *src)
 	 */
 	(void) ng_hist_spares_fill(NG_HIST_SPARES_KEPT);
 
-	/* the epoch before the entry: a reset after this read moves it */
+	/*
+	 * The entry before the slot: a refused key needs no slot.  The epoch
+	 * before the entry: a reset after this read moves it.
+	 */
 	reset_epoch = part->reset_epoch;
 	pg_read_barrier();
-	entry = ng_slot_bind_entry(le, src, &dp);
+	entry = ng_slot_bind_entry(le, src, execution, &dp, &refused);
+	if (refused)
+		return -1;
 
+	i = slot_find_free();
+	slot = slot_at(ngs_my_area, i);
 	slot_begin_write(slot);
 	slot->in_use = true;
 	slot->key = le->key;

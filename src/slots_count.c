@@ -32,6 +32,7 @@
  */
 #include "postgres.h"
 
+#include "alloc.h"
 #include "entry_hist.h"
 #include "hist.h"
 #include "slots_int.h"
@@ -212,6 +213,27 @@ count_into_entry_if_rare(NgLocalEntry *le, uint64 prev_counted,
 }
 
 /*
+ * count_refused
+ *		A sample of a statement the admission filter refused an entry, which
+ *		took no slot (ng_slot_bind): an execution goes where an unbound
+ *		slot's fold would send it (unadmitted_calls and evicted_calls, or
+ *		counts_discarded if it failed); a planning, like the plans such a
+ *		slot counted, is not kept.  The global spinlock, once, instead of a
+ *		slot's bind and fold (which took the partition lock and it).
+ */
+static void
+count_refused(const NgSample *sample)
+{
+	ngs_use_clock++;
+	if (sample->kind != NG_EXEC)
+		return;
+	if (sample->failure == NG_SUCCEEDED)
+		ng_count_unadmitted(1, sample->time, 0);
+	else
+		ng_count_unadmitted(0, 0.0, 1);
+}
+
+/*
  * ng_slots_count
  *		Count one execution or planning of key.  Called from the hooks.
  *
@@ -264,7 +286,12 @@ ng_slots_count(const NgKey *key, const NgSample *sample, const NgTextSource *src
 			count_into_entry_if_rare(le, prev_counted, part, sample))
 			return;
 		if (i < 0)
-			i = ng_slot_bind(le, src);
+			i = ng_slot_bind(le, src, sample->kind == NG_EXEC);
+		if (i < 0)
+		{
+			count_refused(sample);
+			return;
+		}
 
 		slot = slot_at(ngs_my_area, i);
 		slot_begin_write(slot);

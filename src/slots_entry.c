@@ -39,31 +39,26 @@
  * that runs often for nothing.  So, with admission = recurring, a statement
  * that needs a new entry while the table is full gets one only if its key
  * was seen before: its first execution is refused, leaves its key's
- * fingerprint in the filter, and is counted in the backend's slot, unbound
- * (a row without text in the view until the slot is folded, then
- * unadmitted_calls and evicted_calls); its next execution, in any backend,
- * finds the fingerprint and is admitted (the table then evicts, as always).
- * A refusal costs a hash and a load, no eviction, no DSA allocation, no text
- * copy and no exclusive lock.
+ * fingerprint in the filter, and is counted straight in unadmitted_calls
+ * and evicted_calls, taking no slot (ng_slot_bind); its next execution, in
+ * any backend, finds the fingerprint and is admitted (the table then
+ * evicts, as always).  A refusal costs a lookup under the shared lock, a
+ * hash, a load and the spinlock: no eviction, DSA, text, slot or
+ * exclusive lock.
  *
- * The filter is NG_ADMIT_CELLS 32-bit cells in main shared memory (64 kB).
- * A key's 64-bit hash picks a cell with its low bits; its high 32 bits,
- * made odd, are the fingerprint.  Cells are read and written with plain
- * atomic 32-bit loads and stores, never a read-modify-write, and no lock:
- * the worst a race can do is overwrite a fingerprint, which only delays a
- * key's admission.  A refused key overwrites its cell, so a key is
- * forgotten once another refused key takes its cell: a statement is
- * admitted if it recurs within about NG_ADMIT_CELLS refusals of others.  A
- * false positive (a new key admitted at once) needs another key with the
- * same cell and fingerprint: about one in 2^31.
+ * The filter is NG_ADMIT_CELLS 32-bit cells in main shared memory: a key's
+ * 64-bit mix picks a cell and a fingerprint (design.md has the figures).
+ * Plain atomic loads and stores, no lock: a race can only overwrite a
+ * fingerprint, which delays a key's admission.  A key is forgotten once
+ * another refused key takes its cell.
  *
  * Who asks (NgAdmitAsk): an execution that needs an entry (binding a slot)
- * notes its key when refused; a parse only asks, so that the parse and the
- * execution of one statement do not look like two; an unbound slot's fold
- * (maintenance, a slot given up, exit) is admitted if the slot counted at
- * least two executions, else refused without asking (its own execution
- * noted the key).  A process without slots (ng_slot_count_direct) is always
- * admitted.
+ * notes its key when refused; a parse or a planning only asks, so that
+ * they and the execution of one statement do not look like two; an unbound
+ * slot's fold (maintenance, a slot given up, exit) is admitted if the slot
+ * counted at least two executions, else refused without asking (its own
+ * execution noted the key).  A process without slots (ng_slot_count_direct)
+ * is always admitted.
  */
 typedef enum NgAdmitAsk
 {
@@ -207,7 +202,8 @@ slot_insert_locked(NgSharedPartition *part, const NgKey *key, uint32 hash,
 static NgSharedEntry *
 slot_create_entry(const NgKey *key, uint32 hash, const char *qtext,
 				  int text_len, bool exists, bool pin, bool wait,
-				  NgAdmitAsk ask, dsa_pointer *dp, bool *has_text)
+				  NgAdmitAsk ask, dsa_pointer *dp, bool *has_text,
+				  bool *refused)
 {
 	NgSharedPartition *part = ng_partition(hash);
 	NgSharedEntry *entry;
@@ -226,7 +222,11 @@ slot_create_entry(const NgKey *key, uint32 hash, const char *qtext,
 	{
 		/* the table is (nearly) full: refused unless seen before */
 		if (admit_filtering() && !admit_key(key, ask))
+		{
+			if (refused)
+				*refused = true;
 			return NULL;
+		}
 		reserved = ng_entry_reserve();
 		if (!reserved && ng_evict_make_room())
 			reserved = ng_entry_reserve();
@@ -272,13 +272,14 @@ slot_create_entry(const NgKey *key, uint32 hash, const char *qtext,
  *		text (palloc'd, may be NULL) is stored if the entry has none.  With
  *		wait = false nothing here waits for a lock: a busy partition means
  *		"not now".  ask: who asks, for the admission filter (above).
- *		*has_text tells whether the entry ends up with a text.  Caller holds
- *		no partition lock.
+ *		*has_text tells whether the entry ends up with a text.  *refused (if
+ *		refused is not NULL) is set when the filter refused a new entry, and
+ *		left alone otherwise.  Caller holds no partition lock.
  */
 static NgSharedEntry *
 slot_get_entry(const NgKey *key, uint32 hash, const char *qtext, int text_len,
 			   bool pin, bool wait, NgAdmitAsk ask, dsa_pointer *dp,
-			   bool *has_text)
+			   bool *has_text, bool *refused)
 {
 	NgSharedPartition *part = ng_partition(hash);
 	NgSharedEntry *entry;
@@ -304,7 +305,7 @@ slot_get_entry(const NgKey *key, uint32 hash, const char *qtext, int text_len,
 	LWLockRelease(part->lock);
 
 	return slot_create_entry(key, hash, qtext, text_len, entry != NULL,
-							 pin, wait, ask, dp, has_text);
+							 pin, wait, ask, dp, has_text, refused);
 }
 
 /*
@@ -318,7 +319,7 @@ ng_slot_get_entry(const NgKey *key, uint32 hash, const char *qtext, int text_len
 				  bool pin, bool wait, dsa_pointer *dp, bool *has_text)
 {
 	return slot_get_entry(key, hash, qtext, text_len, pin, wait,
-						  NG_ADMIT_ASK, dp, has_text);
+						  NG_ADMIT_ASK, dp, has_text, NULL);
 }
 
 
@@ -427,9 +428,13 @@ ng_slot_drop_carried(bool wait)
  *		about the text; otherwise finds (or creates) the entry, offering a
  *		text unless the entry has one or can get none for now, or the
  *		admission filter would refuse a new one (which notes the key).
+ *		*refused is set to whether the filter refused it: the entry does not
+ *		exist (and, for an execution, the key was noted; a planning only
+ *		asks).
  */
 NgSharedEntry *
-ng_slot_bind_entry(NgLocalEntry *le, const NgTextSource *src, dsa_pointer *dp)
+ng_slot_bind_entry(NgLocalEntry *le, const NgTextSource *src, bool execution,
+				   dsa_pointer *dp, bool *refused)
 {
 	NgSharedPartition *part = ng_partition(le->hash);
 	int			text_len = 0;
@@ -439,6 +444,7 @@ ng_slot_bind_entry(NgLocalEntry *le, const NgTextSource *src, dsa_pointer *dp)
 	bool		no_text = false;
 	NgSharedEntry *entry;
 
+	*refused = false;
 	if (carried_entry != NULL)
 	{
 		if (memcmp(&carried_key, &le->key, sizeof(NgKey)) == 0 &&
@@ -460,7 +466,8 @@ ng_slot_bind_entry(NgLocalEntry *le, const NgTextSource *src, dsa_pointer *dp)
 			qtext = ng_slot_text(le, src, &text_len);
 	}
 	entry = slot_get_entry(&le->key, le->hash, qtext, text_len, true, false,
-						   NG_ADMIT_NOTE, dp, &has_text);
+						   execution ? NG_ADMIT_NOTE : NG_ADMIT_ASK, dp,
+						   &has_text, refused);
 	if (no_text && entry != NULL && !has_text)
 	{
 		/* it existed after all, without text: offer one (no pin) */
@@ -469,7 +476,8 @@ ng_slot_bind_entry(NgLocalEntry *le, const NgTextSource *src, dsa_pointer *dp)
 		qtext = ng_slot_text(le, src, &text_len);
 		if (qtext != NULL)
 			(void) slot_get_entry(&le->key, le->hash, qtext, text_len, false,
-								  false, NG_ADMIT_GRANT, &tdp, &has_text);
+								  false, NG_ADMIT_GRANT, &tdp, &has_text,
+								  NULL);
 	}
 	if (qtext)
 	{
@@ -517,7 +525,7 @@ ng_slot_count_direct(NgLocalEntry *le, const NgSample *sample, const NgTextSourc
 	NgSharedEntry *entry;
 
 	entry = slot_get_entry(&le->key, hash, qtext, text_len, false, true,
-						   NG_ADMIT_GRANT, &dp, &has_text);
+						   NG_ADMIT_GRANT, &dp, &has_text, NULL);
 	if (qtext)
 		pfree(qtext);
 	(void) ng_hist_spares_fill(1 + NG_HIST_SPARES_KEPT);
@@ -586,5 +594,5 @@ ng_slot_adopt_entry(int i, bool wait)
 		return true;
 	return slot_get_entry(&slot->key, ng_key_hash(&slot->key), NULL, 0,
 						  false, wait, recurred ? NG_ADMIT_GRANT : NG_ADMIT_ASK,
-						  &dp, &has_text) != NULL;
+						  &dp, &has_text, NULL) != NULL;
 }

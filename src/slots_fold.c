@@ -126,17 +126,11 @@ slot_move_counts(int i, NgSharedPartition *part)
 			/*
 			 * The statement never got an entry (the table was full of entries
 			 * in use, or the admission filter refused it, slots_entry.c): its
-			 * counts leave the table as an evicted entry's do, into
-			 * evicted_calls and evicted_exec_time, so that sum(calls) plus
-			 * evicted_calls still counts every execution.  Its failed
-			 * executions, which are not calls, are counted as discarded.
+			 * counts leave the table as an evicted entry's do.
 			 */
-			SpinLockAcquire(&ng_shared->mutex);
-			ng_shared->stats.evicted_calls += counts->calls[NG_EXEC];
-			ng_shared->stats.evicted_exec_time += counts->total_time[NG_EXEC];
-			ng_shared->stats.unadmitted_calls += counts->calls[NG_EXEC];
-			ng_shared->stats.counts_discarded += ng_counters_failed(counts);
-			SpinLockRelease(&ng_shared->mutex);
+			ng_count_unadmitted(counts->calls[NG_EXEC],
+								counts->total_time[NG_EXEC],
+								ng_counters_failed(counts));
 		}
 	}
 	return true;

@@ -487,7 +487,8 @@ extern void ng_slot_carry(const NgKey *key, NgSharedEntry *entry,
 extern bool ng_slot_drop_carried(bool wait);
 extern NgSharedEntry *ng_slot_bind_entry(NgLocalEntry *le,
 										 const NgTextSource *src,
-										 dsa_pointer *dp);
+										 bool execution, dsa_pointer *dp,
+										 bool *refused);
 extern void ng_slot_count_direct(NgLocalEntry *le, const NgSample *sample,
 								 const NgTextSource *src);
 extern bool ng_slot_carries_pin(void);
@@ -496,7 +497,8 @@ extern bool ng_slot_adopt_entry(int i, bool wait);
 extern bool ng_slot_parse_refused(NgLocalEntry *le, const NgTextSource *src);
 
 /* Functions in slots_bind.c */
-extern int	ng_slot_bind(NgLocalEntry *le, const NgTextSource *src);
+extern int	ng_slot_bind(NgLocalEntry *le, const NgTextSource *src,
+						 bool execution);
 
 /* Functions in slots_fold.c */
 extern void ng_slots_reclaim_cells(void);

@@ -239,6 +239,7 @@ slots_trim_local_map(void)
 			copy->text_missing = le->text_missing;
 			copy->text_cap_seen = le->text_cap_seen;
 			copy->text_bytes_seen = le->text_bytes_seen;
+			copy->last_counted = le->last_counted;
 		}
 	}
 	nglocal_destroy(ngs_local_map);

@@ -87,9 +87,16 @@ sql('SELECT pg_stat_statements_ng_reset()');
 workload($fill);
 is(sql('SELECT count(*) FROM pg_stat_statements_ng'), '100', 'the table is full');
 
+my $folds = q{SELECT folds FROM pg_stat_statements_ng_info};
+my $folds_before = sql($folds);
 workload($oneoffs);
 is(sql($hot_calls), '20,20,20,20,20',
 	'recurring: the hot statements kept their entries, calls exact');
+
+# a refused execution takes no slot: it is counted straight in
+# unadmitted_calls.  A slot per one-off would fold 199 + 5 times.
+cmp_ok(sql($folds) - $folds_before,
+	'<', 50, 'recurring: the refused one-offs took no slot (few folds)');
 is( sql(q{SELECT count(*) FROM pg_stat_statements_ng
   WHERE query LIKE 'SELECT count(*) FROM o%'}),
 	'0', 'recurring: no one-off got an entry');
@@ -123,6 +130,23 @@ is( sql(q{SELECT evicted_calls = unadmitted_calls + dealloc AND dealloc >= 2
 	't', 'admitting them evicted cold entries (of one call each)');
 is(sql($hot_calls), '20,20,20,20,20', 'the hot statements kept their entries');
 is(sql($conservation), 100 + 95 + 199 + 3,
+	'sum(calls) + evicted_calls is every execution');
+
+# with track_planning, a one-off's planning only asks the filter: its plan
+# and its execution are one sighting, not two, and it is refused
+my $unadmitted =
+  sql(q{SELECT unadmitted_calls FROM pg_stat_statements_ng_info});
+{
+	local $ENV{PGOPTIONS} = '-c pg_stat_statements_ng.track_planning=on';
+	$node->safe_psql('postgres', "SELECT count(*) FROM o150 WHERE a > 2;
+");
+}
+is( sql(q{SELECT format('%s %s', count(query), max(unadmitted_calls))
+  FROM pg_stat_statements_ng_info LEFT JOIN pg_stat_statements_ng
+  ON query LIKE 'SELECT count(*) FROM o150 WHERE a >%'}),
+	'0 ' . ($unadmitted + 1),
+	'track_planning: a one-off planned and run once is refused');
+is(sql($conservation), 100 + 95 + 199 + 3 + 1,
 	'sum(calls) + evicted_calls is every execution');
 
 # ---- all: one-offs evict, as in contrib ----
