@@ -214,17 +214,23 @@ count_into_entry_if_rare(NgLocalEntry *le, uint64 prev_counted,
 
 /*
  * count_refused
- *		A sample of a statement the admission filter refused an entry, which
- *		took no slot (ng_slot_bind): an execution goes where an unbound
- *		slot's fold would send it (unadmitted_calls and evicted_calls, or
- *		counts_discarded if it failed); a planning, like the plans such a
- *		slot counted, is not kept.  The global spinlock, once, instead of a
- *		slot's bind and fold (which took the partition lock and it).
+ *		A sample of le's key, which the admission filter refused an entry
+ *		and which took no slot (ng_slot_bind): an execution goes where an
+ *		unbound slot's fold would send it (unadmitted_calls and
+ *		evicted_calls, or counts_discarded if it failed); a planning, like
+ *		the plans such a slot counted, is not kept.  The global spinlock,
+ *		once, instead of a slot's bind and fold (which took the partition
+ *		lock and it).  le is forgotten: a stream of one-offs would otherwise
+ *		grow the local map until its next trim (slots_life.c), and what it
+ *		knew serves only if the statement recurs, which the filter's
+ *		fingerprint remembers.
  */
 static void
-count_refused(const NgSample *sample)
+count_refused(NgLocalEntry *le, const NgSample *sample)
 {
 	ngs_use_clock++;
+	nglocal_delete_item(ngs_local_map, le);
+	ngs_map_version++;			/* the delete may have moved entries */
 	if (sample->kind != NG_EXEC)
 		return;
 	if (sample->failure == NG_SUCCEEDED)
@@ -289,7 +295,7 @@ ng_slots_count(const NgKey *key, const NgSample *sample, const NgTextSource *src
 			i = ng_slot_bind(le, src, sample->kind == NG_EXEC);
 		if (i < 0)
 		{
-			count_refused(sample);
+			count_refused(le, sample);
 			return;
 		}
 

@@ -27,112 +27,12 @@
 #include "mb/pg_wchar.h"
 #include "utils/timestamp.h"
 
+#include "admit.h"
 #include "alloc.h"
 #include "entry_hist.h"
 #include "evict.h"
 #include "qtext.h"
 #include "slots_int.h"
-
-/*
- * The admission filter (a "doorkeeper").  When the table is full, a new
- * entry costs an eviction, and a statement that runs once would evict one
- * that runs often for nothing.  So, with admission = recurring, a statement
- * that needs a new entry while the table is full gets one only if its key
- * was seen before: its first execution is refused, leaves its key's
- * fingerprint in the filter, and is counted straight in unadmitted_calls
- * and evicted_calls, taking no slot (ng_slot_bind); its next execution, in
- * any backend, finds the fingerprint and is admitted (the table then
- * evicts, as always).  A refusal costs a lookup under the shared lock, a
- * hash, a load and the spinlock: no eviction, DSA, text, slot or
- * exclusive lock.
- *
- * The filter is NG_ADMIT_CELLS 32-bit cells in main shared memory: a key's
- * 64-bit mix picks a cell and a fingerprint (design.md has the figures).
- * Plain atomic loads and stores, no lock: a race can only overwrite a
- * fingerprint, which delays a key's admission.  A key is forgotten once
- * another refused key takes its cell.
- *
- * Who asks (NgAdmitAsk): an execution that needs an entry (binding a slot)
- * notes its key when refused; a parse or a planning only asks, so that
- * they and the execution of one statement do not look like two; an unbound
- * slot's fold (maintenance, a slot given up, exit) is admitted if the slot
- * counted at least two executions, else refused without asking (its own
- * execution noted the key).  A process without slots (ng_slot_count_direct)
- * is always admitted.
- */
-typedef enum NgAdmitAsk
-{
-	NG_ADMIT_ASK,				/* admitted if seen; nothing noted (parse) */
-	NG_ADMIT_NOTE,				/* admitted if seen, else noted (execution) */
-	NG_ADMIT_GRANT				/* admitted (it recurred, or no slots) */
-} NgAdmitAsk;
-
-/*
- * is the filter in force: admission = recurring and the table full, or,
- * once an eviction has made room, within a batch of full?  Without the
- * second, each statement that recurs and evicts would free room for a
- * batch of one-offs after it, unfiltered, whose entries the next eviction
- * takes again.
- */
-static inline bool
-admit_filtering(void)
-{
-	uint32		count;
-
-	if (ng_admission != NG_ADMIT_RECURRING)
-		return false;
-	count = pg_atomic_read_u32(&ng_shared->entry_count);
-	if (count >= (uint32) ng_max)
-		return true;
-	return count + ng_evict_batch() >= (uint32) ng_max &&
-		pg_atomic_read_u32(&ng_shared->admit_after_eviction) != 0;
-}
-
-/* key's cell of the filter, and its fingerprint there (odd, never 0) */
-static inline pg_atomic_uint32 *
-admit_cell(const NgKey *key, uint32 *fingerprint)
-{
-	uint64		h = ng_key_mix64(key);
-
-	*fingerprint = (uint32) (h >> 32) | 1;
-	return &ng_shared->admit_seen[h & (NG_ADMIT_CELLS - 1)];
-}
-
-/*
- * admit_key
- *		May key have a new entry, the table being full?  With NG_ADMIT_NOTE,
- *		a refused key is noted.  No lock; a load, and a store if noted.
- */
-static bool
-admit_key(const NgKey *key, NgAdmitAsk ask)
-{
-	uint32		fingerprint;
-	pg_atomic_uint32 *cell;
-
-	if (ask == NG_ADMIT_GRANT || ng_admission != NG_ADMIT_RECURRING)
-		return true;
-	cell = admit_cell(key, &fingerprint);
-	if (pg_atomic_read_u32(cell) == fingerprint)
-		return true;
-	if (ask == NG_ADMIT_NOTE)
-		pg_atomic_write_u32(cell, fingerprint);
-	return false;
-}
-
-/*
- * admit_refuses
- *		Would the filter refuse key a new entry now?  (No note.)  Lets a
- *		parse or an execution skip making a text it would not use.  No lock.
- */
-static bool
-admit_refuses(const NgKey *key)
-{
-	uint32		fingerprint;
-
-	if (!admit_filtering())
-		return false;
-	return pg_atomic_read_u32(admit_cell(key, &fingerprint)) != fingerprint;
-}
 
 /*
  * slot_insert_locked
@@ -324,6 +224,29 @@ ng_slot_get_entry(const NgKey *key, uint32 hash, const char *qtext, int text_len
 
 
 /*
+ * The key whose parse last found no entry and was refused one by the filter
+ * (ng_slot_parse_refused), with ngs_use_clock then: its execution, if it
+ * comes before any other statement is counted (a planning may be), asks the
+ * filter without looking the entry up a second time.  An entry another
+ * backend made in between was admitted, so the filter has seen the key
+ * (then the execution looks as usual), or was made while the filter was off
+ * (then it still is, most likely); a race past both only sends one
+ * execution to unadmitted_calls instead of the entry.
+ */
+static NgKey refused_at_parse_key;
+static bool refused_at_parse_set = false;
+static uint64 refused_at_parse_clock;
+
+/* did key's parse find no entry and was it refused, just now? */
+static inline bool
+refused_at_parse(const NgKey *key)
+{
+	return refused_at_parse_set &&
+		ngs_use_clock - refused_at_parse_clock <= 1 &&
+		memcmp(&refused_at_parse_key, key, sizeof(NgKey)) == 0;
+}
+
+/*
  * ng_slot_parse_refused
  *		For ng_slots_note_parse, of a statement whose text is not settled:
  *		true if the admission filter would refuse it a new entry and the
@@ -353,6 +276,12 @@ ng_slot_parse_refused(NgLocalEntry *le, const NgTextSource *src)
 							  &has_text);
 	if (entry != NULL && !has_text)
 		return false;
+	if (entry == NULL)
+	{
+		refused_at_parse_key = le->key;
+		refused_at_parse_clock = ngs_use_clock;
+		refused_at_parse_set = true;
+	}
 	le->constants = NG_CONSTANTS_SOME;
 	if (entry != NULL)
 		le->text_epoch = text_epoch;
@@ -445,6 +374,17 @@ ng_slot_bind_entry(NgLocalEntry *le, const NgTextSource *src, bool execution,
 	NgSharedEntry *entry;
 
 	*refused = false;
+	if (refused_at_parse(&le->key))
+	{
+		if (execution)
+			refused_at_parse_set = false;	/* used up */
+		if (admit_filtering() &&
+			!admit_key(&le->key, execution ? NG_ADMIT_NOTE : NG_ADMIT_ASK))
+		{
+			*refused = true;
+			return NULL;
+		}
+	}
 	if (carried_entry != NULL)
 	{
 		if (memcmp(&carried_key, &le->key, sizeof(NgKey)) == 0 &&
