@@ -229,8 +229,8 @@ static void
 count_refused(NgLocalEntry *le, const NgSample *sample)
 {
 	ngs_use_clock++;
-	nglocal_delete_item(ngs_local_map, le);
-	ngs_map_version++;			/* the delete may have moved entries */
+	nglocal_delete_item(ngs_local_map, le); /* no new array: see
+											 * NG_RECENT_KEYS */
 	if (sample->kind != NG_EXEC)
 		return;
 	if (sample->failure == NG_SUCCEEDED)

@@ -160,12 +160,15 @@ extern NgLocalSlot *ngs_local_slots;	/* [ngs_nslots] */
 
 /*
  * A direct-mapped cache in front of the local map, by the low bits of the
- * queryid (already a hash): the entry a key was last found at, valid while
- * the map has not changed since (ngs_map_version, bumped by every insert of
- * a new key, which may move entries, and by the map's rebuild).  See
+ * queryid (already a hash): where a key's entry was last found in the map's
+ * array, valid while that array is the map's (ngs_map_version, bumped when
+ * an insert grows the map and when the map is rebuilt) and the place still
+ * holds the key, in use (an insert or a delete may have moved entries: a
+ * moved entry leaves its old place to another entry, or empty).  1024
+ * places: two of a few dozen statements rarely share one.  See
  * local_entry_of.
  */
-#define NG_RECENT_KEYS		256
+#define NG_RECENT_KEYS		1024
 typedef struct NgRecentKey
 {
 	NgLocalEntry *le;
@@ -388,6 +391,7 @@ static inline NgLocalEntry *
 local_entry(const NgKey *key, uint32 hash)
 {
 	bool		found;
+	uint64		size = ngs_local_map->size;
 	NgLocalEntry *le = nglocal_insert_hash(ngs_local_map, *key, hash, &found);
 
 	if (!found)
@@ -398,7 +402,8 @@ local_entry(const NgKey *key, uint32 hash)
 		le->text_epoch = 0;
 		le->text_missing = false;
 		le->last_counted = 0;
-		ngs_map_version++;		/* the insert may have moved entries */
+		if (ngs_local_map->size != size)
+			ngs_map_version++;	/* it grew: a new array */
 	}
 	return le;
 }
@@ -419,6 +424,7 @@ local_entry_of(const NgKey *key)
 
 	/* the fields of NgKey, compared inline: its padding is always zero */
 	if (likely(recent->version == ngs_map_version) &&
+		le->status == nglocal_SH_IN_USE &&
 		le->key.queryid == key->queryid &&
 		le->key.userid == key->userid && le->key.dbid == key->dbid &&
 		le->key.toplevel == key->toplevel)
