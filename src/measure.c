@@ -97,17 +97,19 @@ ng_measure_init(void)
 }
 
 /*
- * ng_sampled_decide
- *		ng_sampled when sample_rate is below 1: decided once per top-level
- *		statement (by its start time), with probability sample_rate; the
- *		statements it runs follow the decision.  Parsing, and so
- *		normalization, is never sampled.
+ * ng_sampled
+ *		Is the current top-level statement counted?  Decided once per
+ *		top-level statement (by its start time), with probability
+ *		sample_rate; the statements it runs follow the decision.  Parsing,
+ *		and so normalization, is never sampled.
  */
 bool
-ng_sampled_decide(void)
+ng_sampled(void)
 {
 	TimestampTz ts;
 
+	if (ng_sample_rate >= 1.0)
+		return true;
 	ts = GetCurrentStatementStartTimestamp();
 	if (ts != sample_decided_for)
 	{

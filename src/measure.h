@@ -43,20 +43,7 @@ ng_walusage_equal(const WalUsage *a, const WalUsage *b)
 }
 
 extern void ng_measure_init(void);
-extern bool ng_sampled_decide(void);
-
-/*
- * ng_sampled
- *		Is the current top-level statement counted?  (sample_rate below 1:
- *		ng_sampled_decide, measure.c)
- */
-static inline bool
-ng_sampled(void)
-{
-	if (likely(ng_sample_rate >= 1.0))
-		return true;
-	return ng_sampled_decide();
-}
+extern bool ng_sampled(void);
 
 /* the key of a statement of queryid run now, at the current level */
 static inline void
