@@ -402,9 +402,15 @@ local_entry(const NgKey *key, uint32 hash)
 		le->text_epoch = 0;
 		le->text_missing = false;
 		le->last_counted = 0;
-		if (ngs_local_map->size != size)
-			ngs_map_version++;	/* it grew: a new array */
 	}
+
+	/*
+	 * It grew: a new array, and the cache pointed into the old one.  An
+	 * insert may grow the map even when the key was there (simplehash checks
+	 * its fill before it looks), so this is not only for new keys.
+	 */
+	if (ngs_local_map->size != size)
+		ngs_map_version++;
 	return le;
 }
 
@@ -422,13 +428,18 @@ local_entry_of(const NgKey *key)
 	NgRecentKey *recent = &ngs_recent_keys[key->queryid % NG_RECENT_KEYS];
 	NgLocalEntry *le = recent->le;
 
-	/* the fields of NgKey, compared inline: its padding is always zero */
-	if (likely(recent->version == ngs_map_version) &&
-		le->status == nglocal_SH_IN_USE &&
-		le->key.queryid == key->queryid &&
-		le->key.userid == key->userid && le->key.dbid == key->dbid &&
-		le->key.toplevel == key->toplevel)
-		return le;
+	if (likely(recent->version == ngs_map_version))
+	{
+		/* the map's array is the one le was found in (local_entry) */
+		Assert(le >= ngs_local_map->data &&
+			   le < ngs_local_map->data + ngs_local_map->size);
+		/* the fields of NgKey, compared inline: its padding is always zero */
+		if (le->status == nglocal_SH_IN_USE &&
+			le->key.queryid == key->queryid &&
+			le->key.userid == key->userid && le->key.dbid == key->dbid &&
+			le->key.toplevel == key->toplevel)
+			return le;
+	}
 	le = local_entry(key, ng_key_hash(key));
 	recent->le = le;
 	recent->version = ngs_map_version;
