@@ -428,18 +428,13 @@ local_entry_of(const NgKey *key)
 	NgRecentKey *recent = &ngs_recent_keys[key->queryid % NG_RECENT_KEYS];
 	NgLocalEntry *le = recent->le;
 
-	if (likely(recent->version == ngs_map_version))
-	{
-		/* the map's array is the one le was found in (local_entry) */
-		Assert(le >= ngs_local_map->data &&
-			   le < ngs_local_map->data + ngs_local_map->size);
-		/* the fields of NgKey, compared inline: its padding is always zero */
-		if (le->status == nglocal_SH_IN_USE &&
-			le->key.queryid == key->queryid &&
-			le->key.userid == key->userid && le->key.dbid == key->dbid &&
-			le->key.toplevel == key->toplevel)
-			return le;
-	}
+	/* the fields of NgKey, compared inline: its padding is always zero */
+	if (likely(recent->version == ngs_map_version) &&
+		le->status == nglocal_SH_IN_USE &&
+		le->key.queryid == key->queryid &&
+		le->key.userid == key->userid && le->key.dbid == key->dbid &&
+		le->key.toplevel == key->toplevel)
+		return le;
 	le = local_entry(key, ng_key_hash(key));
 	recent->le = le;
 	recent->version = ngs_map_version;
