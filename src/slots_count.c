@@ -229,8 +229,8 @@ static void
 count_refused(NgLocalEntry *le, const NgSample *sample)
 {
 	ngs_use_clock++;
-	nglocal_delete_item(ngs_local_map, le); /* no new array: see
-											 * NG_RECENT_KEYS */
+	/* a delete keeps the map's array: the cache stays valid (NG_RECENT_KEYS) */
+	nglocal_delete_item(ngs_local_map, le);
 	if (sample->kind != NG_EXEC)
 		return;
 	if (sample->failure == NG_SUCCEEDED)
