@@ -37,8 +37,40 @@ typedef struct NgKey
 	Oid			dbid;
 	uint64		queryid;
 	bool		toplevel;
-	/* padding is always zeroed: keys are hashed and compared as bytes */
+
+	/*
+	 * The padding after toplevel is not to be relied on: C lets a copy of the
+	 * struct (an assignment, a pass by value) leave it as garbage, and
+	 * compilers do, depending on inlining.  Keys are hashed and compared
+	 * field by field (ng_key_equal), never as bytes.
+	 */
 } NgKey;
+
+/* are a and b the same key?  (not memcmp: see NgKey) */
+static inline bool
+ng_key_equal(const NgKey *a, const NgKey *b)
+{
+	return a->queryid == b->queryid && a->userid == b->userid &&
+		a->dbid == b->dbid && a->toplevel == b->toplevel;
+}
+
+/*
+ * ng_key_poison_padding
+ *		Assertion builds fill a stored key's padding with garbage, as a
+ *		struct copy may, different each time: code that hashes or compares
+ *		keys as bytes then fails the tests, whatever the compiler does with
+ *		the copies.
+ */
+static inline void
+ng_key_poison_padding(NgKey *key)
+{
+#ifdef USE_ASSERT_CHECKING
+	static uint8 garbage = 0;
+	Size		used = offsetof(NgKey, toplevel) + sizeof(bool);
+
+	memset((char *) key + used, ++garbage | 1, sizeof(NgKey) - used);
+#endif
+}
 
 typedef enum NgKind
 {

@@ -4,10 +4,8 @@
  *		Collecting exact statistics: shared entries plus what backends still
  *		hold in their slots.
  *
- * Why a file of its own: this is the other half of the slot protocol
- * (slots.c), and the place where exactness is decided; the SQL functions
- * (funcs_statements.c, funcs.c) and the dump at shutdown (persist.c) all
- * read through it.
+ * Why a file of its own: the other half of the slot protocol, where
+ * exactness is decided; the SQL functions and the dump read through it.
  *
  * Reading.  Partition by partition: take the partition lock in shared mode,
  * copy every backend slot that counts for the partition (found through each
@@ -154,7 +152,7 @@ key_head(NgReadScratch *s, const NgKey *key)
 	uint32		h = key_hash(key) & s->mask;
 
 	while (s->heads[h] >= 0 &&
-		   memcmp(&s->slots[s->heads[h]].key, key, sizeof(NgKey)) != 0)
+		   !ng_key_equal(&s->slots[s->heads[h]].key, key))
 		h = (h + 1) & s->mask;
 	return h;
 }
@@ -480,6 +478,19 @@ ng_read_partition_with(int p, NgReader *r)
 
 /* ---- the rows as a table (persist.c, and callers that want one) ---- */
 
+/* the rows table's hash and match: field by field, not as bytes (NgKey) */
+static uint32
+rows_key_hash(const void *key, Size keysize)
+{
+	return key_hash((const NgKey *) key);
+}
+
+static int
+rows_key_match(const void *key1, const void *key2, Size keysize)
+{
+	return ng_key_equal((const NgKey *) key1, (const NgKey *) key2) ? 0 : 1;
+}
+
 /*
  * ng_read_rows_create
  *		An empty table of NgRow keyed by NgKey, in the current memory
@@ -492,9 +503,12 @@ ng_read_rows_create(void)
 
 	ctl.keysize = sizeof(NgKey);
 	ctl.entrysize = sizeof(NgRow);
+	ctl.hash = rows_key_hash;
+	ctl.match = rows_key_match;
 	ctl.hcxt = CurrentMemoryContext;
 	return hash_create("pg_stat_statements_ng rows", 256, &ctl,
-					   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+					   HASH_ELEM | HASH_FUNCTION | HASH_COMPARE |
+					   HASH_CONTEXT);
 }
 
 /* row callback of ng_read_partition: copy into the table (allocates) */

@@ -243,7 +243,7 @@ refused_at_parse(const NgKey *key)
 {
 	return refused_at_parse_set &&
 		ngs_use_clock - refused_at_parse_clock <= 1 &&
-		memcmp(&refused_at_parse_key, key, sizeof(NgKey)) == 0;
+		ng_key_equal(&refused_at_parse_key, key);
 }
 
 /*
@@ -387,7 +387,7 @@ ng_slot_bind_entry(NgLocalEntry *le, const NgTextSource *src, bool execution,
 	}
 	if (carried_entry != NULL)
 	{
-		if (memcmp(&carried_key, &le->key, sizeof(NgKey)) == 0 &&
+		if (ng_key_equal(&carried_key, &le->key) &&
 			text_settled(le, part))
 		{
 			entry = carried_entry;

@@ -129,7 +129,7 @@ typedef struct NgLocalEntry
 #define SH_KEY_TYPE			NgKey
 #define SH_KEY				key
 #define SH_HASH_KEY(tb, k)	ng_key_hash(&(k))
-#define SH_EQUAL(tb, a, b)	(memcmp(&(a), &(b), sizeof(NgKey)) == 0)
+#define SH_EQUAL(tb, a, b)	ng_key_equal(&(a), &(b))
 #define SH_STORE_HASH
 #define SH_GET_HASH(tb, a)	((a)->hash)
 #define SH_SCOPE			static inline
@@ -396,6 +396,7 @@ local_entry(const NgKey *key, uint32 hash)
 
 	if (!found)
 	{
+		ng_key_poison_padding(&le->key);
 		le->slot = -1;
 		le->constants = NG_CONSTANTS_UNKNOWN;
 		le->text_done = false;
@@ -428,12 +429,12 @@ local_entry_of(const NgKey *key)
 	NgRecentKey *recent = &ngs_recent_keys[key->queryid % NG_RECENT_KEYS];
 	NgLocalEntry *le = recent->le;
 
-	/* the fields of NgKey, compared inline: its padding is always zero */
+	/* a valid place points into the map's current array */
+	Assert(recent->version != ngs_map_version ||
+		   (le >= ngs_local_map->data &&
+			le < ngs_local_map->data + ngs_local_map->size));
 	if (likely(recent->version == ngs_map_version) &&
-		le->status == nglocal_SH_IN_USE &&
-		le->key.queryid == key->queryid &&
-		le->key.userid == key->userid && le->key.dbid == key->dbid &&
-		le->key.toplevel == key->toplevel)
+		le->status == nglocal_SH_IN_USE && ng_key_equal(&le->key, key))
 		return le;
 	le = local_entry(key, ng_key_hash(key));
 	recent->le = le;

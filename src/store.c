@@ -93,7 +93,7 @@ ng_entry_lookup(NgSharedPartition *part, const NgKey *key, uint32 hash,
 	{
 		NgSharedEntry *entry = dsa_get_address(ng_area, cur);
 
-		if (entry->hash == hash && memcmp(&entry->key, key, sizeof(NgKey)) == 0)
+		if (entry->hash == hash && ng_key_equal(&entry->key, key))
 		{
 			*dp = cur;
 			return entry;
@@ -282,6 +282,7 @@ ng_entry_insert(NgSharedPartition *part, const NgKey *key, uint32 hash,
 	entry = dsa_get_address(ng_area, dp);
 	memset(entry, 0, sizeof(NgSharedEntry));
 	entry->key = *key;
+	ng_key_poison_padding(&entry->key);
 	entry->hash = hash;
 	pg_atomic_init_u32(&entry->pins, 0);
 	entry->dead = false;
