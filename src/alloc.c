@@ -101,6 +101,7 @@
 /* the message of the last dsm_create error caught, for the log */
 static char dsa_error[256];
 
+#ifdef USE_ASSERT_CHECKING
 /*
  * store_holds_partition_lock
  *		Whether this backend holds any partition lock (for assertions).
@@ -113,6 +114,7 @@ store_holds_partition_lock(void)
 			return true;
 	return false;
 }
+#endif
 
 /*
  * store_dsa_block_growth / store_dsa_maybe_allow_growth
