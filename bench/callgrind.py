@@ -17,8 +17,9 @@ from .workloads import (churn_statements, fill_statements, multi_transaction,
 COLLECTED_RE = re.compile(r"Collected : (\d+)")
 
 # ours' work that runs by the clock, once a second (ng_slots_maintenance):
-# under valgrind a statement takes some 50 times longer, so this work falls
-# on 50 times fewer statements than it does natively; reported apart
+# under valgrind a statement takes some 50 times longer, so each of its runs
+# is shared by some 50 times fewer statements than natively, and its cost
+# per statement here is some 50 times its native cost; reported apart
 TIMED_FUNCTION = "ng_slots_maintenance"
 
 

@@ -174,8 +174,9 @@ def md_callgrind(L, cg):
                  % (ng["added"] / pgss["added"]))
         L.append("")
         L.append("Maintenance runs once a second: under valgrind, some 50 times "
-                 "slower than native, it falls on about 50 times fewer "
-                 "statements natively than here.")
+                 "slower than native, each of its runs is shared by some 50 "
+                 "times fewer statements, so its cost per statement here is "
+                 "some 50 times its native cost.")
     L.append("")
 
 
