@@ -231,24 +231,6 @@ ng_count_stat(int64 *field, int64 n)
 	SpinLockRelease(&ng_shared->mutex);
 }
 
-/*
- * ng_count_unadmitted
- *		Count the executions of a statement that got no entry as evicted
- *		counts are (evicted_calls, evicted_exec_time), and in
- *		unadmitted_calls; its failed executions, which are not calls, as
- *		discarded.  So sum(calls) plus evicted_calls stays every execution.
- */
-void
-ng_count_unadmitted(int64 calls, double exec_time, int64 failed)
-{
-	SpinLockAcquire(&ng_shared->mutex);
-	ng_shared->stats.evicted_calls += calls;
-	ng_shared->stats.evicted_exec_time += exec_time;
-	ng_shared->stats.unadmitted_calls += calls;
-	ng_shared->stats.counts_discarded += failed;
-	SpinLockRelease(&ng_shared->mutex);
-}
-
 /* losses this backend noted and has not yet logged (bit per NgLoss) */
 uint32		ng_pending_loss_logs = 0;
 

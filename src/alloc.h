@@ -12,7 +12,7 @@
  *
  * Locks: ng_dsa_allocate and ng_log_losses: caller holds no partition lock
  * (nor, for ng_dsa_allocate, any other LWLock).  ng_note_loss and
- * ng_count_stat and ng_count_unadmitted: any partition lock may be held (they take only the
+ * ng_count_stat: any partition lock may be held (they take only the
  * spinlock, and log nothing).  Never call them with the spinlock held.
  *
  *-------------------------------------------------------------------------
@@ -49,7 +49,6 @@ ng_log_losses(void)
 }
 
 extern void ng_count_stat(int64 *field, int64 n);
-extern void ng_count_unadmitted(int64 calls, double exec_time, int64 failed);
 
 extern bool ng_dsa_can_allocate(void);
 extern dsa_pointer ng_dsa_allocate(size_t size, int flags);

@@ -190,9 +190,7 @@ pg_stat_statements_ng_info_1_0(PG_FUNCTION_ARGS)
 	if (tupdesc->natts != NG_INFO_COLS_1_0 && tupdesc->natts != NG_INFO_COLS)
 		elog(ERROR, "incorrect number of output arguments");
 
-	SpinLockAcquire(&ng_shared->mutex);
-	stats = ng_shared->stats;
-	SpinLockRelease(&ng_shared->mutex);
+	ng_stats_read(&stats);
 
 	memset(nulls, 0, sizeof(nulls));
 	values[i++] = Int64GetDatum(stats.dealloc);

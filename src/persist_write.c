@@ -25,6 +25,7 @@
 #include "persist_internal.h"
 #include "reader.h"
 #include "shmem.h"
+#include "slots.h"
 
 typedef struct DumpWriter
 {
@@ -157,9 +158,7 @@ ng_persist_dump(void)
 	hdr.format = NG_DUMP_FORMAT;
 	hdr.pg_major = PG_VERSION_NUM / 100;
 	hdr.counters_size = sizeof(NgCounters);
-	SpinLockAcquire(&ng_shared->mutex);
-	hdr.stats = ng_shared->stats;
-	SpinLockRelease(&ng_shared->mutex);
+	ng_stats_read(&hdr.stats);
 
 	/*
 	 * The CRC covers the header as finally written, so write the entries

@@ -169,8 +169,12 @@ ng_store_reset(Oid userid, Oid dbid, uint64 queryid, bool minmax_only)
 		SpinLockAcquire(&ng_shared->mutex);
 		memset(&ng_shared->stats, 0, sizeof(NgSharedStats));
 		ng_shared->stats.stats_reset = now;
+		/* void every process's refused counts (slots.h) */
+		ng_shared->stats_generation++;
 		SpinLockRelease(&ng_shared->mutex);
 		pg_atomic_write_u32(&ng_shared->losses_logged, 0);
+		/* the table is empty: the admission filter waits for it to fill */
+		pg_atomic_write_u32(&ng_shared->admit_after_eviction, 0);
 		for (int i = NG_NUM_PARTITIONS - 1; i >= 0; i--)
 			LWLockRelease(ng_shared->partitions[i].lock);
 	}

@@ -88,7 +88,12 @@ typedef struct NgSharedPartition
 StaticAssertDecl(sizeof(NgSharedPartition) == 2 * PG_CACHE_LINE_SIZE,
 				 "NgSharedPartition is two cache lines");
 
-/* Figures of the info view, under NgSharedState.mutex */
+/*
+ * Figures of the info view, under NgSharedState.mutex.  evicted_calls,
+ * evicted_exec_time, unadmitted_calls and counts_discarded have a part in
+ * every process's slot area too (NgRefusedCounts): read them with
+ * ng_stats_read (slots.h).
+ */
 typedef struct NgSharedStats
 {
 	int64		dealloc;		/* entries evicted */
@@ -118,7 +123,14 @@ typedef struct NgSharedState
 {
 	NgSharedPartition partitions[NG_NUM_PARTITIONS];
 	pg_atomic_uint64 change_generation; /* advanced by each changed_since */
-	char		pad_change_generation[PG_CACHE_LINE_SIZE - sizeof(pg_atomic_uint64)];
+
+	/*
+	 * Bumped by a full reset, under mutex; read without lock by a backend
+	 * counting a refused execution in its own area (slots.h,
+	 * NgRefusedCounts), whose counts of an older generation are void.
+	 */
+	uint32		stats_generation;
+	char		pad_change_generation[PG_CACHE_LINE_SIZE - sizeof(pg_atomic_uint64) - sizeof(uint32)];
 
 	/*
 	 * The admission filter (slots_entry.c): fingerprints of keys refused an
@@ -132,9 +144,10 @@ typedef struct NgSharedState
 
 	int			dsa_tranche;	/* set by postmaster */
 	pg_atomic_uint32 entry_count;	/* live entries in all partitions */
-	pg_atomic_uint32 admit_after_eviction;	/* 1 once an eviction made room:
-											 * the admission filter works a
-											 * batch below max from then */
+	pg_atomic_uint32 admit_after_eviction;	/* 1 once an eviction made room (0
+											 * after a full reset): the
+											 * admission filter works a batch
+											 * below max from then */
 	pg_atomic_uint64 text_bytes;	/* DSA bytes held by texts */
 	pg_atomic_uint32 clock_partition;	/* eviction: next partition */
 	pg_atomic_uint32 losses_logged; /* NgLoss bits already logged */

@@ -2,7 +2,8 @@
  *
  * slot_area.c
  *		The slot areas in main shared memory: their size and layout, their
- *		initialization, and the lock-free read of one slot.
+ *		initialization, the lock-free read of one slot, and the read of the
+ *		info figures, which sums the areas' refused counts (slots.h).
  *
  * Why a file of its own: this is all that readers (reader.c) need of the
  * slots, and all the postmaster needs at startup; it knows nothing of
@@ -11,12 +12,16 @@
  *
  * Locking.  None.  A slot is written by its owner only, inside a write
  * section bracketed by its changecount (slots_int.h); ng_slot_try_read
- * copies it between two reads of that count.  The area of a process is
- * initialized by the postmaster before any backend exists.
+ * copies it between two reads of that count.  The refused counts of an
+ * area (slots.h) are written and read the same way, by their own count.
+ * The area of a process is initialized by the postmaster before any
+ * backend exists.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include "miscadmin.h"
 
 #include "slots_int.h"
 
@@ -220,4 +225,80 @@ ng_slot_try_read(NgBackendSlots *area, const NgSlot *slot, NgSlot *copy,
 		pg_spin_delay();
 	}
 	return false;
+}
+
+/*
+ * slots_refused_sum
+ *		Add to *sum the refused counts (NgRefusedCounts) of every area that
+ *		are of the given stats generation, each copied consistently.  No
+ *		lock.  A write takes a few instructions; a writer descheduled in the
+ *		middle of one is waited for, sleeping after NG_SLOT_READ_SPINS tries
+ *		(the caller holds no lock of ours), and the wait can be canceled.
+ */
+static void
+slots_refused_sum(uint32 generation, NgRefusedCounts *sum)
+{
+	for (int p = 0; p < ng_store_num_slot_procs(); p++)
+	{
+		volatile NgBackendSlots *area = ng_slots_of_proc(p);
+
+		for (int spins = 0;; spins++)
+		{
+			uint32		before = area->refused_changecount;
+			uint32		copy_generation;
+			NgRefusedCounts copy;
+
+			pg_read_barrier();
+			copy_generation = area->refused_generation;
+			copy.calls = area->refused.calls;
+			copy.exec_time = area->refused.exec_time;
+			copy.failed = area->refused.failed;
+			pg_read_barrier();
+			if (before == area->refused_changecount && (before & 1) == 0)
+			{
+				if (copy_generation == generation)
+				{
+					sum->calls += copy.calls;
+					sum->exec_time += copy.exec_time;
+					sum->failed += copy.failed;
+				}
+				break;
+			}
+			if (spins < NG_SLOT_READ_SPINS)
+				pg_spin_delay();
+			else
+			{
+				CHECK_FOR_INTERRUPTS();
+				pg_usleep(1000L);
+			}
+		}
+	}
+}
+
+/*
+ * ng_stats_read
+ *		The info figures: the shared ones, copied under the spinlock, plus
+ *		the executions every process counted in its slot area without an
+ *		entry (NgRefusedCounts, slots.h).  Those count as evicted counts do
+ *		(evicted_calls, evicted_exec_time) and in unadmitted_calls, their
+ *		failures, which are not calls, as discarded: so sum(calls) plus
+ *		evicted_calls stays every execution.  Caller holds no lock of ours
+ *		(the areas' read may wait for a writer, slot_area.c).
+ */
+void
+ng_stats_read(NgSharedStats *stats)
+{
+	uint32		generation;
+	NgRefusedCounts refused = {0};
+
+	SpinLockAcquire(&ng_shared->mutex);
+	*stats = ng_shared->stats;
+	generation = ng_shared->stats_generation;
+	SpinLockRelease(&ng_shared->mutex);
+
+	slots_refused_sum(generation, &refused);
+	stats->evicted_calls += refused.calls;
+	stats->evicted_exec_time += refused.exec_time;
+	stats->unadmitted_calls += refused.calls;
+	stats->counts_discarded += refused.failed;
 }

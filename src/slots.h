@@ -16,7 +16,9 @@
  * partition lock only to create an entry; ng_slots_maintenance never waits
  * for a lock.  ng_slots_of_proc, ng_slot_at, ng_slot_try_read: no lock (a
  * reader that must see every slot of a partition consistently holds that
- * partition's lock, shared).
+ * partition's lock, shared).  ng_stats_read: caller holds no lock of ours
+ * (it takes the spinlock, and may wait for an owner writing its refused
+ * counts).
  *
  *-------------------------------------------------------------------------
  */
@@ -28,6 +30,7 @@
 #include "counters.h"
 #include "hist.h"
 #include "qtext.h"
+#include "shmem.h"
 
 /* How often (at most) a backend runs its slot maintenance, in ms */
 #define NG_MAINTENANCE_INTERVAL_MS	1000
@@ -67,6 +70,26 @@ typedef struct NgSlot
 } NgSlot;
 
 /*
+ * Executions this process counted without a slot or an entry: refused a
+ * new entry by the admission filter (slots_count.c).  They belong to the
+ * info figures evicted_calls (calls, exec_time), unadmitted_calls (calls)
+ * and counts_discarded (failed), which ng_stats_read (slot_area.c) sums from
+ * the shared figures and every area.  Only the area's owner writes them,
+ * inside a write section bracketed by refused_changecount as a slot's; they
+ * are never folded or cleared but by the owner, and outlive the process
+ * (the next owner of the area adds to them), so that no count moves while
+ * a reader sums.  They count for the info figures only while
+ * refused_generation is NgSharedState.stats_generation: a full reset bumps
+ * that, which voids them; the owner clears them when it next writes.
+ */
+typedef struct NgRefusedCounts
+{
+	int64		calls;
+	double		exec_time;
+	int64		failed;
+} NgRefusedCounts;
+
+/*
  * Slot area of one process (indexed by its PGPROC number).  A client
  * backend's has ng_slots_per_backend slots, any other process's
  * NG_OTHER_PROC_SLOTS at most (slot_area.c).  nslots, ncells and
@@ -77,6 +100,9 @@ typedef struct NgBackendSlots
 	uint32		nslots;			/* slots in this area */
 	bool		active;			/* owner counts here: set at first use,
 								 * cleared at exit after folding */
+	uint32		refused_changecount;	/* odd while the owner writes refused */
+	uint32		refused_generation; /* the stats_generation refused is of */
+	NgRefusedCounts refused;
 
 	uint32		ncells;			/* of the cell pool: NG_CELLS_PER_SLOT x
 								 * nslots; the pool follows the map */
@@ -109,6 +135,7 @@ extern NgSlot *ng_slot_at(NgBackendSlots *area, int index);
 #define NG_SLOT_READ_SPINS		1000
 extern bool ng_slot_try_read(NgBackendSlots *area, const NgSlot *slot,
 							 NgSlot *copy, NgHistCell *cells);
+extern void ng_stats_read(NgSharedStats *stats);
 extern void ng_slots_count(const NgKey *key, const NgSample *sample,
 						   const NgTextSource *src);
 extern void ng_slots_note_parse(const NgKey *key, const NgTextSource *src);

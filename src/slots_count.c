@@ -217,13 +217,14 @@ count_into_entry_if_rare(NgLocalEntry *le, uint64 prev_counted,
  *		A sample of le's key, which the admission filter refused an entry
  *		and which took no slot (ng_slot_bind): an execution goes where an
  *		unbound slot's fold would send it (unadmitted_calls and
- *		evicted_calls, or counts_discarded if it failed); a planning, like
- *		the plans such a slot counted, is not kept.  The global spinlock,
- *		once, instead of a slot's bind and fold (which took the partition
- *		lock and it).  le is forgotten: a stream of one-offs would otherwise
- *		grow the local map until its next trim (slots_life.c), and what it
- *		knew serves only if the statement recurs, which the filter's
- *		fingerprint remembers.
+ *		evicted_calls, or counts_discarded if it failed), through this
+ *		backend's refused counts; a planning, like the plans such a slot
+ *		counted, is not kept.  No lock, no atomic read-modify-write (a full
+ *		barrier), where a slot's bind and fold would take the partition lock.
+ *		le is forgotten: a stream
+ *		of one-offs would otherwise grow the local map until its next trim
+ *		(slots_life.c), and what it knew serves only if the statement
+ *		recurs, which the filter's fingerprint remembers.
  */
 static void
 count_refused(NgLocalEntry *le, const NgSample *sample)
@@ -234,9 +235,9 @@ count_refused(NgLocalEntry *le, const NgSample *sample)
 	if (sample->kind != NG_EXEC)
 		return;
 	if (sample->failure == NG_SUCCEEDED)
-		ng_count_unadmitted(1, sample->time, 0);
+		ng_slot_count_refused(1, sample->time, 0);
 	else
-		ng_count_unadmitted(0, 0.0, 1);
+		ng_slot_count_refused(0, 0.0, 1);
 }
 
 /*

@@ -17,8 +17,9 @@
  * it shared) sees each execution once; ng_slot_release takes that lock,
  * waiting only when its caller asks to (wait = true: at exit, and for the
  * last resort of slot_find_victim).  Pins are atomic counters, changed under
- * the partition lock.  The unadmitted counts go into the shared stats under
- * ng_shared->mutex.  Spares are allocated with no lock held.
+ * the partition lock.  The unadmitted counts go into this backend's
+ * refused counts (slots.h), which only it writes, in a write section of
+ * their own: no lock.  Spares are allocated with no lock held.
  *
  *-------------------------------------------------------------------------
  */
@@ -68,6 +69,47 @@ slot_merge_into(NgSharedEntry *entry, NgSlot *slot, bool clear_minmax)
 		(void) ng_entry_hist_add(entry, pool[at].kind, pool[at].bucket,
 								 pool[at].count);
 	ng_evict_earn_usage(entry, counts->calls[NG_EXEC] + counts->calls[NG_PLAN]);
+}
+
+/*
+ * ng_slot_count_refused
+ *		Add executions that have no entry (calls successful ones of
+ *		exec_time ms in all, failed failed ones) to this backend's refused
+ *		counts (slots.h, NgRefusedCounts), in a write section of their own,
+ *		as slot_record adds to a slot: no lock, no atomic read-modify-write.
+ *		Counts of an older stats generation are cleared first.  A full reset
+ *		that bumps the generation while we write would void these counts,
+ *		which end after it: then add them again, in the new generation (a
+ *		full barrier orders the write before the second read of the
+ *		generation).  Caller may hold a partition lock (a fold).
+ */
+void
+ng_slot_count_refused(int64 calls, double exec_time, int64 failed)
+{
+	NgBackendSlots *area = ngs_my_area;
+	volatile uint32 *generation = &ng_shared->stats_generation;
+
+	for (int attempt = 0;; attempt++)
+	{
+		uint32		gen;
+
+		area->refused_changecount++;
+		pg_write_barrier();
+		gen = *generation;
+		if (area->refused_generation != gen)
+		{
+			memset(&area->refused, 0, sizeof(NgRefusedCounts));
+			area->refused_generation = gen;
+		}
+		area->refused.calls += calls;
+		area->refused.exec_time += exec_time;
+		area->refused.failed += failed;
+		pg_write_barrier();
+		area->refused_changecount++;
+		pg_memory_barrier();
+		if (likely(*generation == gen) || attempt > 0)
+			break;
+	}
 }
 
 /*
@@ -128,9 +170,9 @@ slot_move_counts(int i, NgSharedPartition *part)
 			 * in use, or the admission filter refused it, slots_entry.c): its
 			 * counts leave the table as an evicted entry's do.
 			 */
-			ng_count_unadmitted(counts->calls[NG_EXEC],
-								counts->total_time[NG_EXEC],
-								ng_counters_failed(counts));
+			ng_slot_count_refused(counts->calls[NG_EXEC],
+								  counts->total_time[NG_EXEC],
+								  ng_counters_failed(counts));
 		}
 	}
 	return true;

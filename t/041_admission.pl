@@ -149,6 +149,46 @@ is( sql(q{SELECT format('%s %s', count(query), max(unadmitted_calls))
 is(sql($conservation), 100 + 95 + 199 + 3 + 1,
 	'sum(calls) + evicted_calls is every execution');
 
+# ---- a live backend's refused executions, and a full reset ----
+# A refused execution is counted in its backend's slot area, not in the
+# shared figures: the info view sums the areas of live backends and of
+# exited ones (as above), and a full reset voids them.
+my $info = q{SELECT format('%s %s %s', unadmitted_calls, evicted_calls,
+  counts_discarded) FROM pg_stat_statements_ng_info};
+my ($u0, $e0, $d0) = split(/ /, sql($info));
+my $live;
+{
+	local $ENV{PGOPTIONS} = '';
+	$live = $node->background_psql('postgres', on_error_stop => 0);
+}
+$live->query_safe('SELECT count(*) FROM o160 WHERE a < 3');
+$live->query_safe('SELECT count(*) FROM o161 WHERE a < 3');
+is(sql($info), join(' ', $u0 + 2, $e0 + 2, $d0),
+	'a live backend: its two refused executions are in the info figures');
+sql('SELECT pg_stat_statements_ng_reset()');
+is(sql($info), '0 0 0', 'a full reset voids the refused counts of a live backend');
+{
+	local $ENV{PGOPTIONS} = '';
+	$node->safe_psql('postgres', $fill);
+}
+$node->poll_query_until('postgres',
+	q{SELECT count(*) = 2 FROM pg_stat_activity WHERE backend_type = 'client backend'})
+  or die 'the fill backend did not exit';
+$live->query_safe('SELECT count(*) FROM o163 WHERE a < 3');
+is(sql($info), '1 1 0',
+	'after the reset, the live backend counts only its new refused execution');
+# a refused execution that fails is discarded (it is not a call)
+$live->query('SELECT count(*) / (count(*) - count(*)) FROM o162');
+is(sql($info), '1 1 1',
+	'a live backend: its refused failed execution is in counts_discarded');
+$live->quit;
+$node->poll_query_until('postgres',
+	q{SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'client backend'})
+  or die 'the live backend did not exit';
+is(sql($info), '1 1 1', 'its refused counts outlive the backend');
+$node->restart;
+is(sql($info), '1 1 1', 'and a restart: they were saved with the info figures');
+
 # ---- all: one-offs evict, as in contrib ----
 sql(q{ALTER SYSTEM SET pg_stat_statements_ng.admission = 'all'});
 sql('SELECT pg_reload_conf()');
