@@ -74,7 +74,8 @@ def build_parser(description):
                          "(the multi workload's transaction, per transaction) or "
                          "prepared (pgbench -S's SELECT, PREPAREd once, then "
                          "EXECUTEd) or churn (the churn workload's mix, "
-                         "max = 5000, after 5000 statements that fill the table)")
+                         "max = 5000, after 5000 statements that fill the table "
+                         "and 10,000 of the mix that put the hot ones in place)")
     ap.add_argument("--readcost-sizes", default="5000,100000")
     ap.add_argument("--readcost-holders", type=int, default=50)
     ap.add_argument("--readcost-per-holder", type=int, default=100)
