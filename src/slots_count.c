@@ -220,11 +220,11 @@ count_into_entry_if_rare(NgLocalEntry *le, uint64 prev_counted,
  *		evicted_calls, or counts_discarded if it failed), through this
  *		backend's refused counts; a planning, like the plans such a slot
  *		counted, is not kept.  No lock, no atomic read-modify-write (a full
- *		barrier), where a slot's bind and fold would take the partition lock.
- *		le is forgotten: a stream
- *		of one-offs would otherwise grow the local map until its next trim
- *		(slots_life.c), and what it knew serves only if the statement
- *		recurs, which the filter's fingerprint remembers.
+ *		barrier), where a slot's bind and fold would take the partition
+ *		lock.  le is forgotten: a stream of one-offs would otherwise grow
+ *		the local map until its next trim (slots_life.c), and what it knew
+ *		serves only if the statement recurs, which the filter's fingerprint
+ *		remembers.
  */
 static void
 count_refused(NgLocalEntry *le, const NgSample *sample)

@@ -93,8 +93,7 @@ ng_slot_count_refused(int64 calls, double exec_time, int64 failed)
 	{
 		uint32		gen;
 
-		area->refused_changecount++;
-		pg_write_barrier();
+		write_section_begin(&area->refused_changecount);
 		gen = *generation;
 		if (area->refused_generation != gen)
 		{
@@ -104,8 +103,7 @@ ng_slot_count_refused(int64 calls, double exec_time, int64 failed)
 		area->refused.calls += calls;
 		area->refused.exec_time += exec_time;
 		area->refused.failed += failed;
-		pg_write_barrier();
-		area->refused_changecount++;
+		write_section_end(&area->refused_changecount);
 		pg_memory_barrier();
 		if (likely(*generation == gen) || attempt > 0)
 			break;

@@ -222,19 +222,35 @@ slot_at(NgBackendSlots *area, int index)
 
 /* ---- the write protocol ---- */
 
+/*
+ * A write section of what its owner alone writes (a slot, an area's
+ * refused counts): the change count is odd while it lasts.
+ */
+static inline void
+write_section_begin(uint32 *changecount)
+{
+	(*changecount)++;
+	pg_write_barrier();
+}
+
+static inline void
+write_section_end(uint32 *changecount)
+{
+	pg_write_barrier();
+	(*changecount)++;
+	Assert((*changecount & 1) == 0);
+}
+
 static inline void
 slot_begin_write(NgSlot *slot)
 {
-	slot->changecount++;
-	pg_write_barrier();
+	write_section_begin(&slot->changecount);
 }
 
 static inline void
 slot_end_write(NgSlot *slot)
 {
-	pg_write_barrier();
-	slot->changecount++;
-	Assert((slot->changecount & 1) == 0);
+	write_section_end(&slot->changecount);
 }
 
 /* ---- a slot's histogram cells (slots.h) ---- */
