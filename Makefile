@@ -48,6 +48,8 @@ REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=$(srcdir)/pg_stat_state
 TAP_TESTS = 1
 
 PG_CPPFLAGS = -I$(srcdir)/src
+# calls between our files direct, as 16's PGXS does too (see compat.h)
+PG_CFLAGS = -fvisibility=hidden
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)

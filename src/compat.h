@@ -35,6 +35,25 @@
 #include "utils/queryjumble.h"
 #endif
 
+/*
+ * ---- symbols: only what the server looks up is exported ----
+ * The Makefile compiles with -fvisibility=hidden, as PGXS does itself from
+ * 16 on, so that calls between our files are direct (no PLT).  PGDLLEXPORT
+ * marks what the server looks up (_PG_init, the magic block, the SQL
+ * functions, the keeper's entry point); 16 and later define it as
+ * visibility "default", 15 as nothing, which hidden would then hide.  It is
+ * expanded where those are declared, after this header.  15's
+ * PG_FUNCTION_INFO_V1 does not mark the function itself: NG_FUNCTION_INFO
+ * declares it exported first, on every major.
+ */
+#if PG_VERSION_NUM < 160000 && defined(__GNUC__)
+#undef PGDLLEXPORT
+#define PGDLLEXPORT __attribute__((visibility("default")))
+#endif
+#define NG_FUNCTION_INFO(funcname) \
+	extern PGDLLEXPORT Datum funcname(PG_FUNCTION_ARGS); \
+	PG_FUNCTION_INFO_V1(funcname)
+
 /* ---- process numbers: an index into the per-backend slot areas ---- */
 #if PG_VERSION_NUM >= 170000
 #define NG_MY_PROC_NUMBER()		MyProcNumber
@@ -148,13 +167,25 @@ ng_register_tranche_compat(int tranche_id, const char *name)
 #define NG_SHARED_BLK_WRITE_TIME(bu)	((bu)->shared_blk_write_time)
 #define NG_LOCAL_BLK_READ_TIME(bu)		INSTR_TIME_GET_MILLISEC((bu)->local_blk_read_time)
 #define NG_LOCAL_BLK_WRITE_TIME(bu)		INSTR_TIME_GET_MILLISEC((bu)->local_blk_write_time)
+#define NG_BUFUSAGE_TIMES_START		offsetof(BufferUsage, shared_blk_read_time)
 #else
 #define NG_HAVE_LOCAL_BLK_TIME	0
 #define NG_SHARED_BLK_READ_TIME(bu)		((bu)->blk_read_time)
 #define NG_SHARED_BLK_WRITE_TIME(bu)	((bu)->blk_write_time)
 #define NG_LOCAL_BLK_READ_TIME(bu)		0.0
 #define NG_LOCAL_BLK_WRITE_TIME(bu)		0.0
+#define NG_BUFUSAGE_TIMES_START		offsetof(BufferUsage, blk_read_time)
 #endif
+
+/*
+ * Every major keeps the I/O times (instr_time each) last in BufferUsage,
+ * from NG_BUFUSAGE_TIMES_START on, after the block counts (int64 each), with
+ * no padding: counters.h compares them as bytes.
+ */
+StaticAssertDecl(NG_BUFUSAGE_TIMES_START == 10 * sizeof(int64) &&
+				 sizeof(BufferUsage) == NG_BUFUSAGE_TIMES_START +
+				 (4 + 2 * NG_HAVE_LOCAL_BLK_TIME) * sizeof(instr_time),
+				 "BufferUsage is block counts, then I/O times");
 
 /* 18 counts WAL buffers full per statement */
 #if PG_VERSION_NUM >= 180000

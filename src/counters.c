@@ -25,7 +25,7 @@
  *		A failed execution: not a call (pg_stat_statements counts successful
  *		ones only), counted by cause with its time.
  */
-static void
+void
 ng_counters_record_failure(NgCounters *c, const NgSample *s)
 {
 	if (s->failure == NG_FAILED_TIMEOUT)
@@ -35,38 +35,6 @@ ng_counters_record_failure(NgCounters *c, const NgSample *s)
 	else
 		c->failed_errors++;
 	c->failed_time += s->time;
-}
-
-/*
- * ng_counters_record_time
- *		The duration of a successful sample of kind k: calls, mean and
- *		variance (Welford), min/max.  Its histogram bucket is the caller's
- *		to count (hist.h).
- */
-static inline void
-ng_counters_record_time(NgCounters *c, int k, double t)
-{
-	double		old_mean = c->mean_time[k];
-	bool		had_minmax = ng_counters_has_minmax(c, k);
-
-	c->calls[k] += 1;
-	c->total_time[k] += t;
-	c->mean_time[k] += (t - old_mean) / c->calls[k];
-	c->sum_var_time[k] += (t - old_mean) * (t - c->mean_time[k]);
-
-	if (!had_minmax)
-	{
-		/* durations are never negative: -1 would mean "none" */
-		c->min_time[k] = Max(t, 0.0);
-		c->max_time[k] = Max(t, 0.0);
-	}
-	else
-	{
-		if (t < c->min_time[k])
-			c->min_time[k] = Max(t, 0.0);
-		if (t > c->max_time[k])
-			c->max_time[k] = t;
-	}
 }
 
 /*
@@ -86,17 +54,17 @@ ng_bufusage_blocks_zero(const BufferUsage *bu)
 /*
  * ng_bufusage_times_zero
  *		No I/O time: always so without track_io_timing, which spares the
- *		six conversions to milliseconds.
+ *		six conversions to milliseconds.  Each time is zero when all its
+ *		bytes are (an int64, or before 16 a struct timespec).
  */
 static inline bool
 ng_bufusage_times_zero(const BufferUsage *bu)
 {
-	return INSTR_TIME_IS_ZERO(NG_SHARED_BLK_READ_TIME(bu)) &&
-		INSTR_TIME_IS_ZERO(NG_SHARED_BLK_WRITE_TIME(bu)) &&
-		NG_LOCAL_BLK_READ_TIME(bu) == 0 &&
-		NG_LOCAL_BLK_WRITE_TIME(bu) == 0 &&
-		INSTR_TIME_IS_ZERO(bu->temp_blk_read_time) &&
-		INSTR_TIME_IS_ZERO(bu->temp_blk_write_time);
+	static const BufferUsage zero;
+
+	return memcmp((const char *) bu + NG_BUFUSAGE_TIMES_START,
+				  (const char *) &zero + NG_BUFUSAGE_TIMES_START,
+				  sizeof(BufferUsage) - NG_BUFUSAGE_TIMES_START) == 0;
 }
 
 static void
@@ -110,7 +78,7 @@ ng_counters_record_io_times(NgCounters *c, const BufferUsage *bu)
 	c->temp_blk_write_time += INSTR_TIME_GET_MILLISEC(bu->temp_blk_write_time);
 }
 
-static void
+void
 ng_counters_record_bufusage(NgCounters *c, const BufferUsage *bu)
 {
 	if (!ng_bufusage_blocks_zero(bu))
@@ -130,48 +98,20 @@ ng_counters_record_bufusage(NgCounters *c, const BufferUsage *bu)
 		ng_counters_record_io_times(c, bu);
 }
 
-/* the same I/O times in two snapshots (no I/O timed between them) */
-#define NG_SAME_INSTR_TIME(a, b) (memcmp(&(a), &(b), sizeof(instr_time)) == 0)
-static inline bool
-ng_bufusage_times_equal(const BufferUsage *a, const BufferUsage *b)
-{
-	return NG_SAME_INSTR_TIME(NG_SHARED_BLK_READ_TIME(a), NG_SHARED_BLK_READ_TIME(b)) &&
-		NG_SAME_INSTR_TIME(NG_SHARED_BLK_WRITE_TIME(a), NG_SHARED_BLK_WRITE_TIME(b)) &&
-		NG_LOCAL_BLK_READ_TIME(a) == NG_LOCAL_BLK_READ_TIME(b) &&
-		NG_LOCAL_BLK_WRITE_TIME(a) == NG_LOCAL_BLK_WRITE_TIME(b) &&
-		NG_SAME_INSTR_TIME(a->temp_blk_read_time, b->temp_blk_read_time) &&
-		NG_SAME_INSTR_TIME(a->temp_blk_write_time, b->temp_blk_write_time);
-}
-
 /*
- * ng_counters_record_bufusage_since
- *		Add the usage between two snapshots of pgBufferUsage, start and end,
- *		as ng_counters_record_bufusage adds their difference: the block
- *		counts subtracted in place, the I/O times (only when some were
- *		timed) through BufferUsageAccumDiff, so converted as totaltime's are.
+ * ng_counters_record_io_times_since
+ *		The I/O times between two snapshots of pgBufferUsage (some were
+ *		timed), converted through BufferUsageAccumDiff as totaltime's are.
  */
-static void
-ng_counters_record_bufusage_since(NgCounters *c, const BufferUsage *end,
+void
+ng_counters_record_io_times_since(NgCounters *c, const BufferUsage *end,
 								  const BufferUsage *start)
 {
-	c->shared_blks_hit += end->shared_blks_hit - start->shared_blks_hit;
-	c->shared_blks_read += end->shared_blks_read - start->shared_blks_read;
-	c->shared_blks_dirtied += end->shared_blks_dirtied - start->shared_blks_dirtied;
-	c->shared_blks_written += end->shared_blks_written - start->shared_blks_written;
-	c->local_blks_hit += end->local_blks_hit - start->local_blks_hit;
-	c->local_blks_read += end->local_blks_read - start->local_blks_read;
-	c->local_blks_dirtied += end->local_blks_dirtied - start->local_blks_dirtied;
-	c->local_blks_written += end->local_blks_written - start->local_blks_written;
-	c->temp_blks_read += end->temp_blks_read - start->temp_blks_read;
-	c->temp_blks_written += end->temp_blks_written - start->temp_blks_written;
-	if (unlikely(!ng_bufusage_times_equal(end, start)))
-	{
-		BufferUsage diff;
+	BufferUsage diff;
 
-		memset(&diff, 0, sizeof(diff));
-		BufferUsageAccumDiff(&diff, end, start);
-		ng_counters_record_io_times(c, &diff);
-	}
+	memset(&diff, 0, sizeof(diff));
+	BufferUsageAccumDiff(&diff, end, start);
+	ng_counters_record_io_times(c, &diff);
 }
 
 static void
@@ -194,29 +134,13 @@ ng_counters_record_jit(NgCounters *c, const JitInstrumentation *ji)
 }
 
 /*
- * ng_counters_record
- *		Add one planning or execution sample to c.  Usage that is all zero
- *		(a sample that touched no block and wrote no WAL) adds nothing, and
- *		is skipped.
+ * ng_counters_record_rest
+ *		The part of ng_counters_record (counters.h) that few samples have:
+ *		WAL written, JIT, parallel workers.
  */
 void
-ng_counters_record(NgCounters *c, const NgSample *s)
+ng_counters_record_rest(NgCounters *c, const NgSample *s)
 {
-	int			k = s->kind;
-
-	c->last_executed_at = Max(c->last_executed_at, s->started_at);
-	if (s->failure != NG_SUCCEEDED)
-	{
-		ng_counters_record_failure(c, s);
-		return;
-	}
-	ng_counters_record_time(c, k, s->time);
-	if (k == NG_EXEC)
-		c->rows += s->rows;
-	if (s->bufusage_base)
-		ng_counters_record_bufusage_since(c, s->bufusage, s->bufusage_base);
-	else if (s->bufusage)
-		ng_counters_record_bufusage(c, s->bufusage);
 	if (s->walusage &&
 		(s->walusage->wal_records | s->walusage->wal_fpi |
 		 (int64) s->walusage->wal_bytes | NG_WAL_BUFFERS_FULL(s->walusage)) != 0)

@@ -2,8 +2,9 @@
  *
  * counters.h
  *		What is counted for a statement (counters.c): NgCounters, one
- *		sample (NgSample), recording a sample, merging two counter sets.
- *		The latency histograms are hist.h's.
+ *		sample (NgSample), recording a sample (its common part inline, in
+ *		counters_record.h), merging two counter sets.  The latency
+ *		histograms are hist.h's.
  *
  * Pure functions on memory the caller owns: they take no lock and touch
  * no shared state; the caller holds whatever protects the counters it
@@ -112,7 +113,14 @@ typedef struct NgSample
 	int64		parallel_workers_launched;
 } NgSample;
 
-extern void ng_counters_record(NgCounters *c, const NgSample *s);
+/* the parts of ng_counters_record (counters_record.h) kept out of line */
+extern void ng_counters_record_failure(NgCounters *c, const NgSample *s);
+extern void ng_counters_record_bufusage(NgCounters *c, const BufferUsage *bu);
+extern void ng_counters_record_io_times_since(NgCounters *c,
+											  const BufferUsage *end,
+											  const BufferUsage *start);
+extern void ng_counters_record_rest(NgCounters *c, const NgSample *s);
+
 extern void ng_counters_merge(NgCounters *dst, const NgCounters *src);
 extern void ng_counters_clear_minmax(NgCounters *c);
 

@@ -27,18 +27,18 @@
 #include "reset.h"
 #include "shmem.h"
 
-PG_FUNCTION_INFO_V1(pg_stat_statements);
-PG_FUNCTION_INFO_V1(pg_stat_statements_1_2);
-PG_FUNCTION_INFO_V1(pg_stat_statements_1_3);
-PG_FUNCTION_INFO_V1(pg_stat_statements_1_8);
-PG_FUNCTION_INFO_V1(pg_stat_statements_1_9);
-PG_FUNCTION_INFO_V1(pg_stat_statements_1_10);
-PG_FUNCTION_INFO_V1(pg_stat_statements_1_11);
-PG_FUNCTION_INFO_V1(pg_stat_statements_1_12);
-PG_FUNCTION_INFO_V1(pg_stat_statements_reset);
-PG_FUNCTION_INFO_V1(pg_stat_statements_reset_1_7);
-PG_FUNCTION_INFO_V1(pg_stat_statements_reset_1_11);
-PG_FUNCTION_INFO_V1(pg_stat_statements_info);
+NG_FUNCTION_INFO(pg_stat_statements);
+NG_FUNCTION_INFO(pg_stat_statements_1_2);
+NG_FUNCTION_INFO(pg_stat_statements_1_3);
+NG_FUNCTION_INFO(pg_stat_statements_1_8);
+NG_FUNCTION_INFO(pg_stat_statements_1_9);
+NG_FUNCTION_INFO(pg_stat_statements_1_10);
+NG_FUNCTION_INFO(pg_stat_statements_1_11);
+NG_FUNCTION_INFO(pg_stat_statements_1_12);
+NG_FUNCTION_INFO(pg_stat_statements_reset);
+NG_FUNCTION_INFO(pg_stat_statements_reset_1_7);
+NG_FUNCTION_INFO(pg_stat_statements_reset_1_11);
+NG_FUNCTION_INFO(pg_stat_statements_info);
 
 /*
  * pg_stat_statements(): 1.0 and 1.1, no showtext argument; which of the two

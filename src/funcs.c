@@ -39,11 +39,11 @@
 #include "slots.h"
 #include "store.h"
 
-PG_FUNCTION_INFO_V1(pg_stat_statements_ng_1_0);
-PG_FUNCTION_INFO_V1(pg_stat_statements_ng_changed_since_1_0);
-PG_FUNCTION_INFO_V1(pg_stat_statements_ng_histogram_1_0);
-PG_FUNCTION_INFO_V1(pg_stat_statements_ng_reset_1_0);
-PG_FUNCTION_INFO_V1(pg_stat_statements_ng_info_1_0);
+NG_FUNCTION_INFO(pg_stat_statements_ng_1_0);
+NG_FUNCTION_INFO(pg_stat_statements_ng_changed_since_1_0);
+NG_FUNCTION_INFO(pg_stat_statements_ng_histogram_1_0);
+NG_FUNCTION_INFO(pg_stat_statements_ng_reset_1_0);
+NG_FUNCTION_INFO(pg_stat_statements_ng_info_1_0);
 
 
 /*

@@ -41,6 +41,7 @@
 /* the values in effect, read by the extension (set by the assign hooks) */
 int			ng_max = 5000;
 int			ng_track = NG_TRACK_TOP;
+int			ng_track_depth = 1;
 bool		ng_track_utility = true;
 bool		ng_track_planning = false;
 bool		ng_save = true;
@@ -195,18 +196,29 @@ twin_show(NgTwin *twin, bool is_bool)
 	return buf;
 }
 
-#define NG_TWIN_HOOKS(name, type, effvar, is_bool) \
+/* the depth of tracking that pg_stat_statements_ng.track names */
+static void
+track_depth_update(void)
+{
+	ng_track_depth = ng_track == NG_TRACK_ALL ? INT_MAX :
+		ng_track == NG_TRACK_TOP ? 1 : 0;
+}
+
+/* derive: what else to update when the effective value changes */
+#define NG_TWIN_HOOKS(name, type, effvar, is_bool, derive) \
 static void \
 assign_##name##_0(type newval, void *extra) \
 { \
 	twin_assign(&twin_##name, 0, (int) newval, extra); \
 	effvar = (type) twin_##name.effective; \
+	derive; \
 } \
 static void \
 assign_##name##_1(type newval, void *extra) \
 { \
 	twin_assign(&twin_##name, 1, (int) newval, extra); \
 	effvar = (type) twin_##name.effective; \
+	derive; \
 } \
 static const char * \
 show_##name(void) \
@@ -214,11 +226,11 @@ show_##name(void) \
 	return twin_show(&twin_##name, is_bool); \
 }
 
-NG_TWIN_HOOKS(max, int, ng_max, false)
-NG_TWIN_HOOKS(track, int, ng_track, false)
-NG_TWIN_HOOKS(track_utility, bool, ng_track_utility, true)
-NG_TWIN_HOOKS(track_planning, bool, ng_track_planning, true)
-NG_TWIN_HOOKS(save, bool, ng_save, true)
+NG_TWIN_HOOKS(max, int, ng_max, false, (void) 0)
+NG_TWIN_HOOKS(track, int, ng_track, false, track_depth_update())
+NG_TWIN_HOOKS(track_utility, bool, ng_track_utility, true, (void) 0)
+NG_TWIN_HOOKS(track_planning, bool, ng_track_planning, true, (void) 0)
+NG_TWIN_HOOKS(save, bool, ng_save, true, (void) 0)
 
 /*
  * same_file

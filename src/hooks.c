@@ -76,6 +76,7 @@ typedef struct NgExecTimer
 	struct NgExecTimer *prev;
 	struct NgExecTimer *next;
 	MemoryContextCallback unlink;
+	int			pool_index;		/* in timer_pool, or -1 */
 	bool		running;		/* a window is open (started at start) */
 	int			windows;		/* closed windows */
 	instr_time	start;
@@ -85,6 +86,7 @@ typedef struct NgExecTimer
 								 * only one */
 	BufferUsage bufusage;		/* closed windows' usage, from the second */
 	WalUsage	walusage_start;
+	bool		wal_written;	/* walusage is set: some window wrote WAL */
 	WalUsage	walusage;		/* closed windows' WAL usage */
 } NgExecTimer;
 
@@ -99,7 +101,7 @@ static NgExecTimer *exec_timers = NULL;
 static NgExecTimer timer_pool[NG_TIMER_POOL];
 static uint32 timer_pool_used = 0;	/* bit i: timer_pool[i] is taken */
 
-void		_PG_init(void);
+PGDLLEXPORT void _PG_init(void);
 
 /*
  * _PG_init
@@ -256,8 +258,8 @@ ng_timer_unlink(void *arg)
 		exec_timers = t->next;
 	if (t->next)
 		t->next->prev = t->prev;
-	if (t >= timer_pool && t < timer_pool + NG_TIMER_POOL)
-		timer_pool_used &= ~(((uint32) 1) << (t - timer_pool));
+	if (t->pool_index >= 0)
+		timer_pool_used &= ~(((uint32) 1) << t->pool_index);
 }
 
 /* a timer for queryDesc, from the pool if one is free */
@@ -265,13 +267,20 @@ static NgExecTimer *
 ng_timer_alloc(MemoryContext cxt)
 {
 	uint32		free_slots = ~timer_pool_used & ((((uint32) 1) << NG_TIMER_POOL) - 1);
+	NgExecTimer *t;
 	int			i;
 
 	if (unlikely(free_slots == 0))
-		return MemoryContextAlloc(cxt, sizeof(NgExecTimer));
+	{
+		t = MemoryContextAlloc(cxt, sizeof(NgExecTimer));
+		t->pool_index = -1;
+		return t;
+	}
 	i = pg_rightmost_one_pos32(free_slots);
 	timer_pool_used |= ((uint32) 1) << i;
-	return &timer_pool[i];
+	t = &timer_pool[i];
+	t->pool_index = i;
+	return t;
 }
 
 /* the timer of queryDesc, or NULL if it is not measured */
@@ -288,7 +297,7 @@ ng_timer_find(QueryDesc *queryDesc)
  * open a window, as InstrStartNode does; the first window's usage, kept as
  * two snapshots while it was the only one, becomes a sum when a second opens
  */
-static inline void
+static pg_attribute_always_inline void
 ng_timer_start(NgExecTimer *t)
 {
 	if (unlikely(t->windows == 1))
@@ -309,7 +318,7 @@ ng_timer_start(NgExecTimer *t)
  * then adds their difference), later ones are summed (a diff only if usage
  * changed)
  */
-static inline void
+static pg_attribute_always_inline void
 ng_timer_stop(NgExecTimer *t)
 {
 	instr_time	now;
@@ -324,7 +333,12 @@ ng_timer_stop(NgExecTimer *t)
 		BufferUsageAccumDiff(&t->bufusage, &pgBufferUsage, &t->bufusage_start);
 	t->windows++;
 	if (unlikely(!ng_walusage_equal(&pgWalUsage, &t->walusage_start)))
+	{
+		if (!t->wal_written)
+			memset(&t->walusage, 0, sizeof(WalUsage));
+		t->wal_written = true;
 		WalUsageAccumDiff(&t->walusage, &pgWalUsage, &t->walusage_start);
+	}
 }
 
 static void
@@ -346,7 +360,7 @@ ng_ExecutorStart(QueryDesc *queryDesc, int eflags)
 		t->running = false;
 		t->windows = 0;
 		INSTR_TIME_SET_ZERO(t->counter);
-		memset(&t->walusage, 0, sizeof(WalUsage));
+		t->wal_written = false;
 		t->prev = NULL;
 		t->next = exec_timers;
 		if (exec_timers)
@@ -424,12 +438,40 @@ ng_finish_next(QueryDesc *queryDesc)
 		standard_ExecutorFinish(queryDesc);
 }
 
+/*
+ * ng_finish_wrapped
+ *		ExecutorFinish one level deeper, in a PG_TRY frame that notes a
+ *		failure; timed if timed.  Out of line: a SELECT's ExecutorFinish
+ *		(ng_ExecutorFinish) needs none of its frame.
+ */
+static pg_noinline void
+ng_finish_wrapped(QueryDesc *queryDesc, NgExecTimer *t, bool timed)
+{
+	int			level = ng_nesting_level;
+
+	if (timed)
+		ng_timer_start(t);
+	ng_nesting_level = level + 1;
+	PG_TRY();
+	{
+		ng_finish_next(queryDesc);
+	}
+	PG_CATCH();
+	{
+		ng_nesting_level = level;
+		ng_note_executor_failure(queryDesc, t);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	ng_nesting_level = level;
+	if (timed)
+		ng_timer_stop(t);
+}
+
 static void
 ng_ExecutorFinish(QueryDesc *queryDesc)
 {
 	NgExecTimer *t;
-	bool		timed;
-	int			level;
 
 	/*
 	 * A SELECT without a data-modifying WITH has nothing to finish: no
@@ -448,32 +490,11 @@ ng_ExecutorFinish(QueryDesc *queryDesc)
 			standard_ExecutorFinish(queryDesc);
 			return;
 		}
-		t = ng_timer_find(queryDesc);
-		timed = false;
+		ng_finish_wrapped(queryDesc, ng_timer_find(queryDesc), false);
+		return;
 	}
-	else
-	{
-		t = ng_timer_find(queryDesc);
-		timed = (t != NULL);
-	}
-	if (timed)
-		ng_timer_start(t);
-	level = ng_nesting_level;
-	ng_nesting_level = level + 1;
-	PG_TRY();
-	{
-		ng_finish_next(queryDesc);
-	}
-	PG_CATCH();
-	{
-		ng_nesting_level = level;
-		ng_note_executor_failure(queryDesc, t);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	ng_nesting_level = level;
-	if (timed)
-		ng_timer_stop(t);
+	t = ng_timer_find(queryDesc);
+	ng_finish_wrapped(queryDesc, t, t != NULL);
 }
 
 static void
@@ -498,7 +519,8 @@ ng_ExecutorEnd(QueryDesc *queryDesc)
 		}
 		else if (t->windows > 1)
 			sample.bufusage = &t->bufusage;
-		sample.walusage = &t->walusage;
+		if (t->wal_written)
+			sample.walusage = &t->walusage;
 		sample.jitusage = estate->es_jit ? &estate->es_jit->instr : NULL;
 		sample.parallel_workers_to_launch = NG_PARALLEL_TO_LAUNCH(estate);
 		sample.parallel_workers_launched = NG_PARALLEL_LAUNCHED(estate);

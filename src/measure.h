@@ -1,9 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * measure.h
- *		What the hooks share (measure.c): the nesting level, a statement's
- *		key, the sampling decision, usage between snapshots, and counting a
- *		sample through the slots.
+ *		What the hooks share: the nesting level and the sampling decision
+ *		(measure.c); a statement's key, usage between snapshots and counting
+ *		a sample through the slots (inline here: every count of the hot
+ *		path goes through them).
  *
  * Locks: callers hold none of ours.  ng_count never raises an error of
  * ours (slots.h's promise for ng_slots_count).
@@ -14,11 +15,15 @@
 #define NG_MEASURE_H
 
 #include "access/parallel.h"
+#include "access/xact.h"
 #include "executor/instrument.h"
 #include "miscadmin.h"
 
+#include "alloc.h"
 #include "counters.h"
+#include "failures.h"
 #include "guc.h"
+#include "slots.h"
 
 /* nesting depth of planner, executor and utility calls; 0: top level */
 extern int	ng_nesting_level;
@@ -28,8 +33,7 @@ extern int	ng_utility_depth;
 
 /* is a statement at this nesting level tracked? */
 #define ng_enabled(level) \
-	((ng_track == NG_TRACK_ALL || (ng_track == NG_TRACK_TOP && (level) == 0)) && \
-	 !IsParallelWorker())
+	((level) < ng_track_depth && !IsParallelWorker())
 
 /* no WAL written between two snapshots (each field only grows) */
 StaticAssertDecl(sizeof(WalUsage) == (3 + NG_HAVE_WAL_BUFFERS_FULL) * sizeof(int64),
@@ -43,23 +47,87 @@ ng_walusage_equal(const WalUsage *a, const WalUsage *b)
 }
 
 extern void ng_measure_init(void);
-extern bool ng_sampled(void);
+extern bool ng_sampled_decide(void);
 
-/* the key of a statement of queryid run now, at the current level */
+/*
+ * ng_sampled
+ *		Is the current top-level statement counted?  Always, at the default
+ *		sample_rate of 1, without a call; else ng_sampled_decide.
+ */
+static inline bool
+ng_sampled(void)
+{
+	if (likely(ng_sample_rate >= 1.0))
+		return true;
+	return ng_sampled_decide();
+}
+
+/*
+ * the key of a statement of queryid run now, at the current level (its
+ * padding left as it is: see NgKey)
+ */
 static inline void
 ng_make_key(NgKey *key, uint64 queryid)
 {
-	memset(key, 0, sizeof(NgKey));
 	key->userid = GetUserId();
 	key->dbid = MyDatabaseId;
 	key->queryid = queryid;
 	key->toplevel = (ng_nesting_level == 0);
 }
 
-extern void ng_count(uint64 queryid, const char *query, int location, int len,
-					 bool utility, NgSample *sample);
-extern void ng_usage_since(NgSample *sample, BufferUsage *bufusage,
-						   const BufferUsage *bufusage_start,
-						   WalUsage *walusage, const WalUsage *walusage_start);
+/*
+ * ng_count
+ *		Count a measured sample of the statement of queryid (its text at
+ *		query, location, len) through this backend's slots, if the current
+ *		top-level statement is sampled; then the maintenance that is due,
+ *		and the log of losses.  Inline: every hook's count comes here.
+ */
+static inline void
+ng_count(uint64 queryid, const char *query, int location, int len,
+		 bool utility, NgSample *sample)
+{
+	NgKey		key;
+	NgTextSource src;
+
+	ng_failures_flush();
+	if (!ng_sampled())
+		return;
+	sample->started_at = GetCurrentStatementStartTimestamp();
+	ng_make_key(&key, queryid);
+	src.query = query;
+	src.location = location;
+	src.len = len;
+	src.jstate = NULL;
+	src.utility = utility;
+	ng_slots_count(&key, sample, &src);
+	if (ng_nesting_level == 0)
+		ng_slots_maintenance_if_due(sample->started_at);
+	ng_log_losses();
+}
+
+/*
+ * ng_usage_since
+ *		Point sample at the buffer and WAL usage since the snapshots, diffed
+ *		into *bufusage and *walusage; or at none when nothing changed (the
+ *		usual case of a statement that touches no block: no diff to make).
+ */
+static inline void
+ng_usage_since(NgSample *sample, BufferUsage *bufusage,
+			   const BufferUsage *bufusage_start, WalUsage *walusage,
+			   const WalUsage *walusage_start)
+{
+	if (memcmp(&pgBufferUsage, bufusage_start, sizeof(BufferUsage)) != 0)
+	{
+		memset(bufusage, 0, sizeof(BufferUsage));
+		BufferUsageAccumDiff(bufusage, &pgBufferUsage, bufusage_start);
+		sample->bufusage = bufusage;
+	}
+	if (!ng_walusage_equal(&pgWalUsage, walusage_start))
+	{
+		memset(walusage, 0, sizeof(WalUsage));
+		WalUsageAccumDiff(walusage, &pgWalUsage, walusage_start);
+		sample->walusage = walusage;
+	}
+}
 
 #endif							/* NG_MEASURE_H */

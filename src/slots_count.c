@@ -33,6 +33,7 @@
 #include "postgres.h"
 
 #include "alloc.h"
+#include "counters_record.h"
 #include "entry_hist.h"
 #include "hist.h"
 #include "slots_int.h"
@@ -240,26 +241,30 @@ count_refused(NgLocalEntry *le, const NgSample *sample)
 		ng_slot_count_refused(0, 0.0, 1);
 }
 
-/*
- * ng_slots_count
- *		Count one execution or planning of key.  Called from the hooks.
- *
- *		For a statement this backend already has a slot for, this is the hot
- *		path: no lock, no atomic read-modify-write, no shared-memory write
- *		but to our own slot.  Never raises an error because of the
- *		extension's limits.
- */
-void
-ng_slots_count(const NgKey *key, const NgSample *sample, const NgTextSource *src)
+/* a group a fold will have to make: see that there is a spare for it */
+static inline void
+slots_fill_spares(void)
 {
-	NgLocalEntry *le;
+	if (unlikely(ngs_spares_owed > ng_hist_nspares))
+		(void) ng_hist_spares_fill(ngs_spares_owed + NG_HIST_SPARES_KEPT);
+}
+
+/*
+ * slots_count_slow
+ *		ng_slots_count for whatever slot_count_fast does not take: a key
+ *		without a slot, a reset since the slot last looked, an empty cell
+ *		pool, no slot area.  first_attempt is 1 if slot_count_fast counted
+ *		the sample in a slot that a reset voided meanwhile: only the one
+ *		retry is left.
+ */
+static pg_noinline void
+slots_count_slow(NgLocalEntry *le, const NgSample *sample,
+				 const NgTextSource *src, int first_attempt)
+{
 	NgSlot	   *slot;
 	int			i;
 	uint64		prev_counted;
 
-	if (!ng_slots_attach())
-		return;
-	le = local_entry_of(key);
 	if (ngs_my_area == NULL)
 	{
 		ng_slot_count_direct(le, sample, src);
@@ -272,10 +277,10 @@ ng_slots_count(const NgKey *key, const NgSample *sample, const NgTextSource *src
 	 * make the statement look frequent to it.
 	 */
 	prev_counted = le->last_counted;
-	if (sample->kind == NG_EXEC)
+	if (sample->kind == NG_EXEC && first_attempt == 0)
 		le->last_counted = ngs_use_clock + 1;
 
-	for (int attempt = 0;; attempt++)
+	for (int attempt = first_attempt;; attempt++)
 	{
 		NgSharedPartition *part =
 			&ng_shared->partitions[ng_partition_of_hash(le->hash)];
@@ -319,10 +324,68 @@ ng_slots_count(const NgKey *key, const NgSample *sample, const NgTextSource *src
 		if (likely(!voided) || attempt > 0)
 			break;
 	}
+	slots_fill_spares();
+}
 
-	/* a group a fold will have to make: see that there is a spare for it */
-	if (unlikely(ngs_spares_owed > ng_hist_nspares))
-		(void) ng_hist_spares_fill(ngs_spares_owed + NG_HIST_SPARES_KEPT);
+/*
+ * slot_count_fast
+ *		The hot path of ng_slots_count: le has a bound slot, no reset has
+ *		touched its partition since the slot last looked, and the cell pool
+ *		is not empty.  Counts the sample and returns true (*voided set if a
+ *		reset voided the slot meanwhile: count again), or returns false
+ *		without counting.
+ */
+static inline bool
+slot_count_fast(NgLocalEntry *le, const NgSample *sample, bool *voided)
+{
+	int			i = le->slot;
+	NgBackendSlots *area = ngs_my_area;
+	NgLocalSlot *ls;
+	NgSharedPartition *part;
+	NgSlot	   *slot;
+
+	if (i < 0 || unlikely(area == NULL || ngs_cells_free == 0))
+		return false;
+	ls = &ngs_local_slots[i];
+	part = &ng_shared->partitions[ng_partition_of_hash(le->hash)];
+	if (ls->entry == NULL || unlikely(part->reset_epoch != ls->reset_epoch))
+		return false;
+
+	if (sample->kind == NG_EXEC)
+		le->last_counted = ngs_use_clock + 1;	/* as slots_count_slow */
+	slot = slot_at(area, i);
+	slot_begin_write(slot);
+	if (NG_DEBUG_FAULT(NG_FAULT_STALL_WRITE))
+		ng_debug_stall();		/* a writer stopped mid-write (tests) */
+	*voided = slot_record(slot, i, part, sample, false);
+	slot_end_write(slot);
+	ls->used = true;
+	ls->last_used = ++ngs_use_clock;
+	return true;
+}
+
+/*
+ * ng_slots_count
+ *		Count one execution or planning of key.  Called from the hooks.
+ *
+ *		For a statement this backend already has a slot for, this is the hot
+ *		path (slot_count_fast): no lock, no atomic read-modify-write, no
+ *		shared-memory write but to our own slot.  Never raises an error
+ *		because of the extension's limits.
+ */
+void
+ng_slots_count(const NgKey *key, const NgSample *sample, const NgTextSource *src)
+{
+	NgLocalEntry *le;
+	bool		voided = false;
+
+	if (!ng_slots_attach())
+		return;
+	le = local_entry_of(key);
+	if (likely(slot_count_fast(le, sample, &voided)) && likely(!voided))
+		slots_fill_spares();
+	else
+		slots_count_slow(le, sample, src, voided ? 1 : 0);
 }
 
 /*

@@ -29,6 +29,7 @@
 
 #include "admit.h"
 #include "alloc.h"
+#include "counters_record.h"
 #include "entry_hist.h"
 #include "evict.h"
 #include "qtext.h"

@@ -1,0 +1,121 @@
+/*-------------------------------------------------------------------------
+ *
+ * counters_record.h
+ *		ng_counters_record: adding one sample to a set of counters, inline,
+ *		for the hot path that counts in a backend's own slot (slots_count.c)
+ *		and for a count straight into an entry (slots_entry.c).  What few
+ *		samples have (a failure, I/O times, WAL, JIT, parallel workers) is
+ *		counters.c's, out of line.
+ *
+ * Why a header of its own: counters.c, which the inline code calls, does
+ * not use it.  Same contract as counters.h: no lock, no shared state; the
+ * caller holds whatever protects the counters it passes.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef NG_COUNTERS_RECORD_H
+#define NG_COUNTERS_RECORD_H
+
+#include "counters.h"
+
+/*
+ * ng_counters_record_time
+ *		The duration of a successful sample of kind k: calls, mean and
+ *		variance (Welford), min/max.  Its histogram bucket is the caller's
+ *		to count (hist.h).
+ */
+static inline void
+ng_counters_record_time(NgCounters *c, int k, double t)
+{
+	double		old_mean = c->mean_time[k];
+	bool		had_minmax = ng_counters_has_minmax(c, k);
+
+	c->calls[k] += 1;
+	c->total_time[k] += t;
+	c->mean_time[k] += (t - old_mean) / c->calls[k];
+	c->sum_var_time[k] += (t - old_mean) * (t - c->mean_time[k]);
+
+	if (!had_minmax)
+	{
+		/* durations are never negative: -1 would mean "none" */
+		c->min_time[k] = Max(t, 0.0);
+		c->max_time[k] = Max(t, 0.0);
+	}
+	else
+	{
+		if (t < c->min_time[k])
+			c->min_time[k] = Max(t, 0.0);
+		if (t > c->max_time[k])
+			c->max_time[k] = t;
+	}
+}
+
+/*
+ * the same I/O times in two snapshots (no I/O timed between them): the
+ * times end BufferUsage (compat.h), compared as bytes, without converting
+ * any (a constant size: compilers compare it inline, word by word)
+ */
+static inline bool
+ng_bufusage_times_equal(const BufferUsage *a, const BufferUsage *b)
+{
+	return memcmp((const char *) a + NG_BUFUSAGE_TIMES_START,
+				  (const char *) b + NG_BUFUSAGE_TIMES_START,
+				  sizeof(BufferUsage) - NG_BUFUSAGE_TIMES_START) == 0;
+}
+
+/*
+ * ng_counters_record_bufusage_since
+ *		Add the usage between two snapshots of pgBufferUsage, start and end,
+ *		as ng_counters_record_bufusage adds their difference: the block
+ *		counts subtracted in place, the I/O times only when some were timed.
+ */
+static inline void
+ng_counters_record_bufusage_since(NgCounters *c, const BufferUsage *end,
+								  const BufferUsage *start)
+{
+	c->shared_blks_hit += end->shared_blks_hit - start->shared_blks_hit;
+	c->shared_blks_read += end->shared_blks_read - start->shared_blks_read;
+	c->shared_blks_dirtied += end->shared_blks_dirtied - start->shared_blks_dirtied;
+	c->shared_blks_written += end->shared_blks_written - start->shared_blks_written;
+	c->local_blks_hit += end->local_blks_hit - start->local_blks_hit;
+	c->local_blks_read += end->local_blks_read - start->local_blks_read;
+	c->local_blks_dirtied += end->local_blks_dirtied - start->local_blks_dirtied;
+	c->local_blks_written += end->local_blks_written - start->local_blks_written;
+	c->temp_blks_read += end->temp_blks_read - start->temp_blks_read;
+	c->temp_blks_written += end->temp_blks_written - start->temp_blks_written;
+	if (unlikely(!ng_bufusage_times_equal(end, start)))
+		ng_counters_record_io_times_since(c, end, start);
+}
+
+/*
+ * ng_counters_record
+ *		Add one planning or execution sample to c.  Usage that is all zero
+ *		(a sample that touched no block and wrote no WAL) adds nothing, and
+ *		is skipped.  Inline, for the slot a backend counts in; what few
+ *		samples have is out of line (counters.c).
+ */
+static inline void
+ng_counters_record(NgCounters *c, const NgSample *s)
+{
+	int			k = s->kind;
+
+	c->last_executed_at = Max(c->last_executed_at, s->started_at);
+	if (unlikely(s->failure != NG_SUCCEEDED))
+	{
+		ng_counters_record_failure(c, s);
+		return;
+	}
+	ng_counters_record_time(c, k, s->time);
+	if (k == NG_EXEC)
+		c->rows += s->rows;
+	if (s->bufusage_base)
+		ng_counters_record_bufusage_since(c, s->bufusage, s->bufusage_base);
+	else if (s->bufusage)
+		ng_counters_record_bufusage(c, s->bufusage);
+	if (unlikely(s->walusage != NULL || s->jitusage != NULL ||
+				 (s->parallel_workers_to_launch |
+				  s->parallel_workers_launched) != 0))
+		ng_counters_record_rest(c, s);
+}
+
+#endif							/* NG_COUNTERS_RECORD_H */
