@@ -28,6 +28,7 @@ OBJS = \
 	src/shmem.o \
 	src/slot_area.o \
 	src/slots_bind.o \
+	src/slots_cells.o \
 	src/slots_count.o \
 	src/slots_entry.o \
 	src/slots_fold.o \

@@ -94,7 +94,7 @@ ng_counters_record_bufusage_since(NgCounters *c, const BufferUsage *end,
  *		is skipped.  Inline, for the slot a backend counts in; what few
  *		samples have is out of line (counters.c).
  */
-static inline void
+static pg_attribute_always_inline void
 ng_counters_record(NgCounters *c, const NgSample *s)
 {
 	int			k = s->kind;

@@ -31,84 +31,53 @@
 StaticAssertDecl(NG_HIST_BUCKETS == 256,
 				 "ng_hist_bucket's search assumes 256 buckets");
 
-/* bounds[b] = ng_hist_lower(b) for b >= 1; bounds[0] is never read */
-static double bounds[NG_HIST_BUCKETS];
-
-/*
- * A double's sign, exponent and top 4 mantissa bits (its bits >> 48) name a
- * slice of the number line whose ends differ by a ratio of at most 1 + 1/16
- * < NG_HIST_RATIO, so at most one bound falls inside a slice: slice_bucket[]
- * holds the bucket of each slice's lowest value, and a duration is in that
- * bucket or the next.  Slices from NG_HIST_MIN_MS's to the last bound's.
- */
-#define NG_HIST_SLICE(ms)	((int) (ng_double_bits(ms) >> 48))
-static int	slice_base;
+/* the table ng_hist_bucket (hist.h) reads: see there */
+double		ng_hist_bounds[NG_HIST_BUCKETS];
+int			ng_hist_slice_base;
+const uint8 *ng_hist_slice_bucket = NULL;
 static int	nslices;
-static uint8 *slice_bucket;
-static bool bounds_ready = false;
 
-static inline uint64
-ng_double_bits(double d)
-{
-	uint64		bits;
 
-	memcpy(&bits, &d, sizeof(bits));
-	return bits;
-}
-
-/* by the definition: the largest b with bounds[b] <= ms, 0 if none */
+/* by the definition: the largest b with ng_hist_bounds[b] <= ms, 0 if none */
 static int
 ng_hist_bucket_search(double ms)
 {
 	int			b = 0;
 
 	for (int step = NG_HIST_BUCKETS / 2; step >= 1; step /= 2)
-		if (bounds[b + step] <= ms)
+		if (ng_hist_bounds[b + step] <= ms)
 			b += step;
 	return b;
 }
 
-static void
+/*
+ * ng_hist_init
+ *		Build ng_hist_bucket's table, once, in _PG_init (so in the
+ *		postmaster, whose children inherit it).
+ */
+void
 ng_hist_init(void)
 {
-	bounds[0] = 0.0;
+	uint8	   *slice_bucket;
+
+	if (ng_hist_slice_bucket != NULL)
+		return;
+	ng_hist_bounds[0] = 0.0;
 	for (int b = 1; b < NG_HIST_BUCKETS; b++)
-		bounds[b] = ng_hist_lower(b);
-	slice_base = NG_HIST_SLICE(bounds[1]);
-	nslices = NG_HIST_SLICE(bounds[NG_HIST_BUCKETS - 1]) - slice_base + 1;
+		ng_hist_bounds[b] = ng_hist_lower(b);
+	ng_hist_slice_base = NG_HIST_SLICE(ng_hist_bounds[1]);
+	nslices = NG_HIST_SLICE(ng_hist_bounds[NG_HIST_BUCKETS - 1]) -
+		ng_hist_slice_base + 1;
 	slice_bucket = MemoryContextAlloc(TopMemoryContext, nslices);
 	for (int i = 0; i < nslices; i++)
 	{
-		uint64		bits = (uint64) (slice_base + i) << 48;
+		uint64		bits = (uint64) (ng_hist_slice_base + i) << 48;
 		double		low;
 
 		memcpy(&low, &bits, sizeof(low));
 		slice_bucket[i] = (uint8) ng_hist_bucket_search(low);
 	}
-	bounds_ready = true;
-}
-
-/*
- * ng_hist_bucket
- *		The histogram bucket of a duration in ms: the largest b with
- *		ng_hist_lower(b) <= ms (0 if none, and for NaN).
- */
-int
-ng_hist_bucket(double ms)
-{
-	int			b;
-
-	if (unlikely(!bounds_ready))
-		ng_hist_init();
-	if (!(ms >= bounds[1]))		/* also NaN */
-		return 0;
-	if (unlikely(ms >= bounds[NG_HIST_BUCKETS - 1]))
-		return NG_HIST_BUCKETS - 1;
-	b = slice_bucket[NG_HIST_SLICE(ms) - slice_base];
-	/* b < NG_HIST_BUCKETS - 1 here: ms is below the last bound */
-	if (ms >= bounds[b + 1])
-		b++;
-	return b;
+	ng_hist_slice_bucket = slice_bucket;
 }
 
 /*
@@ -158,7 +127,7 @@ ng_hist_check(void)
 	/* both ends of every slice of the table */
 	for (int i = 0; i < nslices; i++)
 	{
-		uint64		bits = (uint64) (slice_base + i) << 48;
+		uint64		bits = (uint64) (ng_hist_slice_base + i) << 48;
 		double		low;
 
 		memcpy(&low, &bits, sizeof(low));

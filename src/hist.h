@@ -7,7 +7,8 @@
  *		sample fell in, with 64-bit counts.
  *
  * Locks: none; callers own the histograms they pass.  ng_hist_bucket
- * builds its table on first use (backend-local memory, no allocation).
+ * reads a table that _PG_init builds (ng_hist_init, in the postmaster's
+ * memory, which every process inherits).
  *
  *-------------------------------------------------------------------------
  */
@@ -92,7 +93,53 @@ typedef struct NgHistCell
 	uint32		count;
 } NgHistCell;
 
-extern int	ng_hist_bucket(double ms);
+/*
+ * ng_hist_bucket's table (hist.c), built by ng_hist_init from _PG_init.  A
+ * double's sign, exponent and top 4 mantissa bits (its bits >> 48) name a
+ * slice of the number line whose ends differ by a ratio of at most 1 + 1/16
+ * < NG_HIST_RATIO, so at most one bound falls inside a slice: slice_bucket
+ * holds the bucket of each slice's lowest value, and a duration is in that
+ * bucket or the next.  Slices from NG_HIST_MIN_MS's to the last bound's.
+ * ng_hist_bounds[b] = ng_hist_lower(b) for b >= 1; [0] is never read.
+ */
+extern double ng_hist_bounds[NG_HIST_BUCKETS];
+extern int	ng_hist_slice_base;
+extern const uint8 *ng_hist_slice_bucket;
+extern void ng_hist_init(void);
+
+static inline uint64
+ng_double_bits(double d)
+{
+	uint64		bits;
+
+	memcpy(&bits, &d, sizeof(bits));
+	return bits;
+}
+#define NG_HIST_SLICE(ms)	((int) (ng_double_bits(ms) >> 48))
+
+/*
+ * ng_hist_bucket
+ *		The histogram bucket of a duration in ms: the largest b with
+ *		ng_hist_lower(b) <= ms (0 if none, and for NaN).  Inline, without a
+ *		log(): a table lookup by the slice, then one comparison.
+ */
+static inline int
+ng_hist_bucket(double ms)
+{
+	int			b;
+
+	Assert(ng_hist_slice_bucket != NULL);
+	if (!(ms >= ng_hist_bounds[1])) /* also NaN */
+		return 0;
+	if (unlikely(ms >= ng_hist_bounds[NG_HIST_BUCKETS - 1]))
+		return NG_HIST_BUCKETS - 1;
+	b = ng_hist_slice_bucket[NG_HIST_SLICE(ms) - ng_hist_slice_base];
+	/* b < NG_HIST_BUCKETS - 1 here: ms is below the last bound */
+	if (ms >= ng_hist_bounds[b + 1])
+		b++;
+	return b;
+}
+
 extern double ng_hist_lower(int bucket);
 extern double ng_hist_midpoint(int bucket);
 extern uint64 ng_hist_count(NgHistView h, int kind, int bucket);

@@ -113,6 +113,7 @@ _PG_init(void)
 	if (!process_shared_preload_libraries_in_progress)
 		return;
 
+	ng_hist_init();
 #ifdef USE_ASSERT_CHECKING
 	/* the buckets samples go to agree with the bounds readers show */
 	if (ng_hist_check() != 0)

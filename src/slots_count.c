@@ -53,26 +53,30 @@ ng_slots_attach(void)
 }
 
 /*
- * slot_owe_group
- *		ls's slot has its first cell in the group of (kind, bucket): if its
- *		entry lacks that group, and it is not the one the entry will hold in
- *		itself (the entry has none yet, and this is the slot's only cell),
- *		the fold will need a spare group (entry_hist.c).
- *		Reads the entry's mask without a lock: a hint, which at worst makes
- *		a spare too many, or leaves a fold at exit to the next backend
- *		(slots_fold.c).  An unbound slot may need one.
+ * slot_hist_count
+ *		Count one sample of kind in bucket in slot's (my slot i's) cells:
+ *		inline when the index has a cell of that bucket with room (the
+ *		statement's usual durations), else ng_slot_hist_count_new.  Returns
+ *		true if the cell is the slot's first in its histogram group.
+ *		Inside the slot's write section.
  */
-static void
-slot_owe_group(const NgSlot *slot, NgLocalSlot *ls, int kind, int bucket)
+static inline bool
+slot_hist_count(NgSlot *slot, int i, int kind, int bucket)
 {
-	NgSharedEntry *entry = ls->entry;
+	uint16	   *index = slot_cell_index(i);
 
-	if (entry != NULL &&
-		((entry->hist_first_bit == 0 && slot->hist_cells == 1) ||
-		 ng_entry_hist_lacks(entry, ng_hist_group_bit(kind, bucket)) == 0))
-		return;
-	ls->spares_owed++;
-	ngs_spares_owed++;
+	if (likely(index != NULL))
+	{
+		uint16		at = index[kind * NG_HIST_BUCKETS + bucket];
+
+		if (likely(at != NG_NO_CELL) &&
+			likely(ngs_pool[at].count < PG_UINT32_MAX))
+		{
+			ngs_pool[at].count++;
+			return false;
+		}
+	}
+	return ng_slot_hist_count_new(slot, i, kind, bucket);
 }
 
 /*
@@ -90,7 +94,7 @@ slot_owe_group(const NgSlot *slot, NgLocalSlot *ls, int kind, int bucket)
  *		write barrier) bump the epoch; we read the epoch, then (after a read
  *		barrier) the entry.
  */
-static inline bool
+static pg_attribute_always_inline bool
 slot_record(NgSlot *slot, int i, NgSharedPartition *part,
 			const NgSample *sample, bool sync_minmax)
 {
@@ -127,7 +131,7 @@ slot_record(NgSlot *slot, int i, NgSharedPartition *part,
 		int			bucket = ng_hist_bucket(sample->time);
 
 		if (unlikely(slot_hist_count(slot, i, sample->kind, bucket)))
-			slot_owe_group(slot, ls, sample->kind, bucket);
+			ng_slot_owe_group(slot, ls, sample->kind, bucket);
 	}
 
 	/*

@@ -269,99 +269,13 @@ slot_cell_index(int i)
 	return ngs_cell_index + i * (NG_NUM_KINDS * NG_HIST_BUCKETS);
 }
 
-/* does slot have a cell in bucket's group (hist.h)?  By the index. */
-static inline bool
-slot_has_group(const uint16 *index, int kind, int bucket)
-{
-	const uint16 *group = index + kind * NG_HIST_BUCKETS +
-		bucket / NG_HIST_GROUP_SIZE * NG_HIST_GROUP_SIZE;
-
-	for (int b = 0; b < NG_HIST_GROUP_SIZE; b++)
-		if (group[b] != NG_NO_CELL)
-			return true;
-	return false;
-}
-
 /*
- * slot_hist_find
- *		slot's cell of (kind, bucket) with room for one more, or NG_NO_CELL;
- *		*group_seen: whether slot has a cell in the bucket's group.
+ * Counting a sample in a slot's cells: inline in slots_count.c when the
+ * bucket's cell is in the index; else these (slots_cells.c).
  */
-static inline uint16
-slot_hist_find(NgSlot *slot, const uint16 *index, int kind, int bucket,
-			   bool *group_seen)
-{
-	NgHistCell *pool = ngs_pool;
-	uint16		at;
-
-	if (likely(index != NULL))
-	{
-		at = index[kind * NG_HIST_BUCKETS + bucket];
-		if (likely(at != NG_NO_CELL) && likely(pool[at].count < PG_UINT32_MAX))
-			return at;
-		*group_seen = at != NG_NO_CELL || slot_has_group(index, kind, bucket);
-		return NG_NO_CELL;
-	}
-	*group_seen = false;
-	for (at = slot->hist_head; at != NG_NO_CELL; at = pool[at].next)
-	{
-		NgHistCell *cell = &pool[at];
-
-		if (cell->kind != kind)
-			continue;
-		if (cell->bucket == bucket && cell->count < PG_UINT32_MAX)
-			return at;
-		*group_seen |= (cell->bucket / NG_HIST_GROUP_SIZE ==
-						bucket / NG_HIST_GROUP_SIZE);
-	}
-	return NG_NO_CELL;
-}
-
-/*
- * slot_hist_count
- *		Count one sample of kind in bucket in slot's (my slot i's) cells: in the cell of
- *		that bucket (found through the backend-local index), or a new one
- *		from my pool, which the caller made sure has one (ngs_cells_free >
- *		0).  Returns true if the cell is the slot's first in its histogram
- *		group (hist.h).  Inside the slot's write section.
- */
-static inline bool
-slot_hist_count(NgSlot *slot, int i, int kind, int bucket)
-{
-	NgHistCell *pool = ngs_pool;
-	uint16	   *index = slot_cell_index(i);
-	bool		group_seen;
-	uint16		at = slot_hist_find(slot, index, kind, bucket, &group_seen);
-
-	if (likely(at != NG_NO_CELL))
-	{
-		pool[at].count++;
-		return false;
-	}
-	if (unlikely(ngs_free_cell == NG_NO_CELL))
-	{
-		/*
-		 * Not reached: the caller reclaimed cells (ng_slots_reclaim_cells
-		 * frees at least one, except while the backend exits, when nothing is
-		 * counted).  Were it reached, the sample would be left out of the
-		 * histogram only.
-		 */
-		Assert(false);
-		return false;
-	}
-	at = ngs_free_cell;
-	ngs_free_cell = pool[at].next;
-	ngs_cells_free--;
-	pool[at].kind = kind;
-	pool[at].bucket = bucket;
-	pool[at].count = 1;
-	pool[at].next = slot->hist_head;
-	slot->hist_head = at;
-	slot->hist_cells++;
-	if (index != NULL)
-		index[kind * NG_HIST_BUCKETS + bucket] = at;
-	return !group_seen;
-}
+extern bool ng_slot_hist_count_new(NgSlot *slot, int i, int kind, int bucket);
+extern void ng_slot_owe_group(const NgSlot *slot, NgLocalSlot *ls, int kind,
+							  int bucket);
 
 /*
  * slot_hist_clear
