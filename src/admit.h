@@ -17,6 +17,8 @@
 #include "shmem.h"
 #include "store.h"
 
+#pragma GCC visibility push(hidden)
+
 /*
  * The admission filter (a "doorkeeper").  When the table is full, a new
  * entry costs an eviction, and a statement that runs once would evict one
@@ -117,5 +119,7 @@ admit_refuses(const NgKey *key)
 		return false;
 	return pg_atomic_read_u32(admit_cell(key, &fingerprint)) != fingerprint;
 }
+
+#pragma GCC visibility pop
 
 #endif							/* NG_ADMIT_H */

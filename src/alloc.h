@@ -24,6 +24,8 @@
 
 #include "pg_stat_statements_ng.h"
 
+#pragma GCC visibility push(hidden)
+
 /* Kinds of degradation, each logged once per server until the next reset */
 typedef enum NgLoss
 {
@@ -52,5 +54,7 @@ extern void ng_count_stat(int64 *field, int64 n);
 
 extern bool ng_dsa_can_allocate(void);
 extern dsa_pointer ng_dsa_allocate(size_t size, int flags);
+
+#pragma GCC visibility pop
 
 #endif							/* NG_ALLOC_H */

@@ -50,6 +50,17 @@
 #undef PGDLLEXPORT
 #define PGDLLEXPORT __attribute__((visibility("default")))
 #endif
+/*
+ * Every header of ours but this one declares its symbols between
+ * "#pragma GCC visibility push(hidden)" (after its #includes) and the
+ * matching pop: -fvisibility hides only definitions, so without this the
+ * compiler would reach each of our variables through the GOT and call each
+ * of our functions through the PLT, an instruction more each time, as if
+ * another library could replace them.  (GCC and clang know the pragma;
+ * other compilers ignore it.)  A declaration of PostgreSQL's caught in such
+ * a block by mistake fails the link (an undefined hidden symbol), not the
+ * server.
+ */
 #define NG_FUNCTION_INFO(funcname) \
 	extern PGDLLEXPORT Datum funcname(PG_FUNCTION_ARGS); \
 	PG_FUNCTION_INFO_V1(funcname)

@@ -20,6 +20,8 @@
 
 #include "pg_stat_statements_ng.h"
 
+#pragma GCC visibility push(hidden)
+
 /*
  * Everything counted for a statement but its latency histograms, which
  * are kept apart, sparse (hist.h).  The same struct accumulates in a slot,
@@ -145,5 +147,7 @@ ng_counters_any(const NgCounters *c)
 	return c->calls[NG_EXEC] > 0 || c->calls[NG_PLAN] > 0 ||
 		ng_counters_failed(c) > 0;
 }
+
+#pragma GCC visibility pop
 
 #endif							/* NG_COUNTERS_H */

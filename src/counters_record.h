@@ -18,6 +18,8 @@
 
 #include "counters.h"
 
+#pragma GCC visibility push(hidden)
+
 /*
  * ng_counters_record_time
  *		The duration of a successful sample of kind k: calls, mean and
@@ -117,5 +119,7 @@ ng_counters_record(NgCounters *c, const NgSample *s)
 				  s->parallel_workers_launched) != 0))
 		ng_counters_record_rest(c, s);
 }
+
+#pragma GCC visibility pop
 
 #endif							/* NG_COUNTERS_RECORD_H */

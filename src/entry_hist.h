@@ -24,6 +24,8 @@
 #include "hist.h"
 #include "store.h"
 
+#pragma GCC visibility push(hidden)
+
 /* One group of an entry's histograms, in DSA */
 typedef struct NgHistGroup
 {
@@ -51,5 +53,7 @@ ng_entry_hist_lacks(const NgSharedEntry *entry, uint32 need)
 {
 	return need & ~((volatile const NgSharedEntry *) entry)->hist_mask;
 }
+
+#pragma GCC visibility pop
 
 #endif							/* NG_ENTRY_HIST_H */

@@ -17,6 +17,8 @@
 #include "guc.h"
 #include "store.h"
 
+#pragma GCC visibility push(hidden)
+
 /*
  * ng_evict_batch
  *		How many entries one eviction frees on a full table: 1% of max, at
@@ -33,5 +35,7 @@ extern bool ng_evict_make_room(void);
 extern void ng_evict_to_limit(void);
 extern void ng_evict_texts_to_limit(void);
 extern void ng_evict_earn_usage(NgSharedEntry *entry, int64 calls);
+
+#pragma GCC visibility pop
 
 #endif							/* NG_EVICT_H */

@@ -16,6 +16,8 @@
 
 #include "counters.h"
 
+#pragma GCC visibility push(hidden)
+
 extern NgFailure ng_failure_classify(void);
 extern void ng_failure_note(const NgKey *key, NgFailure failure, double time);
 extern void ng_failures_record(void);
@@ -29,5 +31,7 @@ ng_failures_flush(void)
 	if (unlikely(ng_failures_pending))
 		ng_failures_record();
 }
+
+#pragma GCC visibility pop
 
 #endif							/* NG_FAILURES_H */

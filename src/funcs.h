@@ -15,6 +15,8 @@
 
 #include "pg_stat_statements_ng.h"
 
+#pragma GCC visibility push(hidden)
+
 /*
  * Shapes of the statement-listing functions: pg_stat_statements' API
  * versions (each adds columns to the one before; see funcs.c), and ours.
@@ -39,5 +41,7 @@ extern Datum ng_sql_statements(FunctionCallInfo fcinfo, NgApi api,
 extern Datum ng_sql_statements_since(FunctionCallInfo fcinfo, NgApi api,
 									 bool showtext, int64 since,
 									 uint64 generation);
+
+#pragma GCC visibility pop
 
 #endif							/* NG_FUNCS_H */

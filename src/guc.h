@@ -13,6 +13,8 @@
 
 #include "pg_stat_statements_ng.h"
 
+#pragma GCC visibility push(hidden)
+
 typedef enum NgTrackLevel
 {
 	NG_TRACK_NONE,
@@ -72,5 +74,7 @@ extern void ng_debug_stall(void);
 #define NG_DEBUG_FAULT(f)	false
 #define ng_debug_stall()	((void) 0)
 #endif
+
+#pragma GCC visibility pop
 
 #endif							/* NG_GUC_H */

@@ -19,6 +19,8 @@
 
 #include "pg_stat_statements_ng.h"
 
+#pragma GCC visibility push(hidden)
+
 /*
  * Latency histograms: bucket 0 holds durations under NG_HIST_MIN_MS; bucket
  * b >= 1 holds [NG_HIST_MIN_MS * r^(b-1), NG_HIST_MIN_MS * r^b) with
@@ -155,5 +157,7 @@ extern bool ng_hist_percentiles(NgHistView h, int kind,
 								const double *fractions, int nfractions,
 								double *ms);
 extern int	ng_hist_check(void);
+
+#pragma GCC visibility pop
 
 #endif							/* NG_HIST_H */

@@ -12,6 +12,10 @@
 
 #include "pg_stat_statements_ng.h"
 
+#pragma GCC visibility push(hidden)
+
 extern void ng_install_hooks(void);
+
+#pragma GCC visibility pop
 
 #endif							/* NG_HOOKS_H */

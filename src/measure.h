@@ -25,6 +25,8 @@
 #include "guc.h"
 #include "slots.h"
 
+#pragma GCC visibility push(hidden)
+
 /* nesting depth of planner, executor and utility calls; 0: top level */
 extern int	ng_nesting_level;
 
@@ -129,5 +131,7 @@ ng_usage_since(NgSample *sample, BufferUsage *bufusage,
 		sample->walusage = walusage;
 	}
 }
+
+#pragma GCC visibility pop
 
 #endif							/* NG_MEASURE_H */

@@ -13,7 +13,11 @@
 
 #include "pg_stat_statements_ng.h"
 
+#pragma GCC visibility push(hidden)
+
 extern void ng_persist_startup(void);
 extern void ng_persist_register_keeper(void);
+
+#pragma GCC visibility pop
 
 #endif							/* NG_PERSIST_H */

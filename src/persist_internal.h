@@ -18,6 +18,8 @@
 #include "hist.h"
 #include "shmem.h"
 
+#pragma GCC visibility push(hidden)
+
 #define NG_DUMP_FILE		"pg_stat/pg_stat_statements_ng.stat"
 #define NG_DUMP_TMP_FILE	NG_DUMP_FILE ".tmp"
 #define NG_DUMP_MAGIC		0x4E475353	/* "SSGN" */
@@ -68,5 +70,7 @@ extern void ng_persist_dump(void);
 
 /* persist_read.c: validate and restore the file (the keeper, at startup) */
 extern int64 ng_persist_load_file(void);
+
+#pragma GCC visibility pop
 
 #endif							/* NG_PERSIST_INTERNAL_H */

@@ -28,6 +28,8 @@
 
 #include "compat.h"
 
+#pragma GCC visibility push(hidden)
+
 #define NG_NAME					"pg_stat_statements_ng"
 
 /* The key of a statistics row: one per (user, database, queryid, toplevel) */
@@ -78,5 +80,7 @@ typedef enum NgKind
 	NG_EXEC,
 	NG_NUM_KINDS
 } NgKind;
+
+#pragma GCC visibility pop
 
 #endif							/* PG_STAT_STATEMENTS_NG_H */

@@ -18,6 +18,8 @@
 
 #include "pg_stat_statements_ng.h"
 
+#pragma GCC visibility push(hidden)
+
 /*
  * Where the text of a statement comes from, as the hooks see it.
  */
@@ -34,5 +36,7 @@ typedef struct NgTextSource
 extern char *ng_qtext_prepare(const NgTextSource *src, int *len);
 extern dsa_pointer ng_qtext_store(const char *qtext, int len);
 extern void ng_qtext_free(dsa_pointer qtext, int len);
+
+#pragma GCC visibility pop
 
 #endif							/* NG_QTEXT_H */

@@ -17,6 +17,8 @@
 #include "counters.h"
 #include "hist.h"
 
+#pragma GCC visibility push(hidden)
+
 /* One row being assembled from an entry and the slots counting for it */
 typedef struct NgRow
 {
@@ -81,5 +83,7 @@ struct NgReader
 
 extern void ng_read_partition_with(int p, NgReader *r);
 extern void ng_read_reader_free(NgReader *r);
+
+#pragma GCC visibility pop
 
 #endif							/* NG_READER_H */

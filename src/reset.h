@@ -15,7 +15,11 @@
 
 #include "pg_stat_statements_ng.h"
 
+#pragma GCC visibility push(hidden)
+
 extern TimestampTz ng_store_reset(Oid userid, Oid dbid, uint64 queryid,
 								  bool minmax_only);
+
+#pragma GCC visibility pop
 
 #endif							/* NG_RESET_H */

@@ -15,6 +15,8 @@
 #include "executor/tuptable.h"
 #include "utils/tuplestore.h"
 
+#pragma GCC visibility push(hidden)
+
 /* how the loop writes a column */
 typedef enum NgColKind
 {
@@ -51,5 +53,7 @@ extern void ng_rowform_begin(NgRowForm *f, Tuplestorestate *store,
 extern void ng_rowform_put(NgRowForm *f, const Datum *values,
 						   const bool *nulls);
 extern void ng_rowform_end(NgRowForm *f);
+
+#pragma GCC visibility pop
 
 #endif							/* NG_ROWFORM_H */

@@ -13,7 +13,11 @@
 
 #include "pg_stat_statements_ng.h"
 
+#pragma GCC visibility push(hidden)
+
 extern void ng_store_request_shmem(void);
 extern void ng_store_init_shmem(void);
+
+#pragma GCC visibility pop
 
 #endif							/* NG_SETUP_H */

@@ -28,6 +28,8 @@
 
 #include "pg_stat_statements_ng.h"
 
+#pragma GCC visibility push(hidden)
+
 /* Partitions of the shared table: a power of two */
 #define NG_NUM_PARTITIONS		32
 
@@ -182,5 +184,7 @@ extern int	ng_store_num_slot_procs(void);
 extern char *ng_store_slot_area_base(void);
 extern Size ng_shmem_fixed_size(void);
 extern void *ng_shmem_dsa_place(void);
+
+#pragma GCC visibility pop
 
 #endif							/* NG_SHMEM_H */

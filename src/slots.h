@@ -32,6 +32,8 @@
 #include "qtext.h"
 #include "shmem.h"
 
+#pragma GCC visibility push(hidden)
+
 /* How often (at most) a backend runs its slot maintenance, in ms */
 #define NG_MAINTENANCE_INTERVAL_MS	1000
 
@@ -155,5 +157,7 @@ ng_slots_maintenance_if_due(TimestampTz now)
 	if (unlikely(now >= ng_slots_next_maintenance))
 		ng_slots_maintenance(now);
 }
+
+#pragma GCC visibility pop
 
 #endif							/* NG_SLOTS_H */

@@ -137,6 +137,8 @@ typedef struct NgLocalEntry
 #define SH_DEFINE
 #include "lib/simplehash.h"
 
+#pragma GCC visibility push(hidden)
+
 /* Backend-local bookkeeping of one of my slots */
 typedef struct NgLocalSlot
 {
@@ -449,5 +451,7 @@ extern void ng_slots_flush_cells(void);
 extern bool ng_slot_release(int i, bool wait);
 extern int	ng_slots_release_lru(int n);
 extern void ng_slot_count_refused(int64 calls, double exec_time, int64 failed);
+
+#pragma GCC visibility pop
 
 #endif							/* SLOTS_INT_H */

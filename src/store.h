@@ -29,6 +29,8 @@
 #include "hist.h"
 #include "shmem.h"
 
+#pragma GCC visibility push(hidden)
+
 /* Largest usage an entry can earn; halved by each pass of the clock */
 #define NG_USAGE_MAX			(1U << 30)
 
@@ -143,5 +145,7 @@ ng_store_buckets(const NgSharedPartition *part)
 {
 	return (dsa_pointer *) dsa_get_address(ng_area, part->buckets);
 }
+
+#pragma GCC visibility pop
 
 #endif							/* NG_STORE_H */

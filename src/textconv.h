@@ -12,6 +12,10 @@
 #ifndef NG_TEXTCONV_H
 #define NG_TEXTCONV_H
 
+#pragma GCC visibility push(hidden)
+
 extern char *ng_text_for_reader(const char *qtext, int len, int enc);
+
+#pragma GCC visibility pop
 
 #endif							/* NG_TEXTCONV_H */

@@ -11,6 +11,10 @@
 #ifndef NG_UTILITY_H
 #define NG_UTILITY_H
 
+#pragma GCC visibility push(hidden)
+
 extern void ng_install_utility_hook(void);
+
+#pragma GCC visibility pop
 
 #endif							/* NG_UTILITY_H */
