@@ -50,6 +50,10 @@
 #undef PGDLLEXPORT
 #define PGDLLEXPORT __attribute__((visibility("default")))
 #endif
+#define NG_FUNCTION_INFO(funcname) \
+	extern PGDLLEXPORT Datum funcname(PG_FUNCTION_ARGS); \
+	PG_FUNCTION_INFO_V1(funcname)
+
 /*
  * Every header of ours but this one declares its symbols between
  * "#pragma GCC visibility push(hidden)" (after its #includes) and the
@@ -61,9 +65,6 @@
  * a block by mistake fails the link (an undefined hidden symbol), not the
  * server.
  */
-#define NG_FUNCTION_INFO(funcname) \
-	extern PGDLLEXPORT Datum funcname(PG_FUNCTION_ARGS); \
-	PG_FUNCTION_INFO_V1(funcname)
 
 /* ---- process numbers: an index into the per-backend slot areas ---- */
 #if PG_VERSION_NUM >= 170000

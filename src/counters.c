@@ -62,9 +62,7 @@ ng_bufusage_times_zero(const BufferUsage *bu)
 {
 	static const BufferUsage zero;
 
-	return memcmp((const char *) bu + NG_BUFUSAGE_TIMES_START,
-				  (const char *) &zero + NG_BUFUSAGE_TIMES_START,
-				  sizeof(BufferUsage) - NG_BUFUSAGE_TIMES_START) == 0;
+	return ng_bufusage_times_equal(bu, &zero);
 }
 
 static void

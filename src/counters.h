@@ -115,6 +115,19 @@ typedef struct NgSample
 	int64		parallel_workers_launched;
 } NgSample;
 
+/*
+ * the same I/O times in two snapshots (no I/O timed between them): the
+ * times end BufferUsage (compat.h), compared as bytes, without converting
+ * any (a constant size: compilers compare it inline, word by word)
+ */
+static inline bool
+ng_bufusage_times_equal(const BufferUsage *a, const BufferUsage *b)
+{
+	return memcmp((const char *) a + NG_BUFUSAGE_TIMES_START,
+				  (const char *) b + NG_BUFUSAGE_TIMES_START,
+				  sizeof(BufferUsage) - NG_BUFUSAGE_TIMES_START) == 0;
+}
+
 /* the parts of ng_counters_record (counters_record.h) kept out of line */
 extern void ng_counters_record_failure(NgCounters *c, const NgSample *s);
 extern void ng_counters_record_bufusage(NgCounters *c, const BufferUsage *bu);

@@ -53,19 +53,6 @@ ng_counters_record_time(NgCounters *c, int k, double t)
 }
 
 /*
- * the same I/O times in two snapshots (no I/O timed between them): the
- * times end BufferUsage (compat.h), compared as bytes, without converting
- * any (a constant size: compilers compare it inline, word by word)
- */
-static inline bool
-ng_bufusage_times_equal(const BufferUsage *a, const BufferUsage *b)
-{
-	return memcmp((const char *) a + NG_BUFUSAGE_TIMES_START,
-				  (const char *) b + NG_BUFUSAGE_TIMES_START,
-				  sizeof(BufferUsage) - NG_BUFUSAGE_TIMES_START) == 0;
-}
-
-/*
  * ng_counters_record_bufusage_since
  *		Add the usage between two snapshots of pgBufferUsage, start and end,
  *		as ng_counters_record_bufusage adds their difference: the block

@@ -31,10 +31,9 @@ typedef enum NgAdmission
 
 extern int	ng_max;
 extern int	ng_track;
-
-/* statements below this nesting level are tracked (0, 1 or INT_MAX: none,
- * top, all): pg_stat_statements_ng.track as one comparison for the hooks */
-extern int	ng_track_depth;
+extern int	ng_track_depth;		/* levels below it are tracked: 0, 1 or
+								 * INT_MAX for track = none, top, all (one
+								 * comparison for the hooks) */
 extern bool ng_track_utility;
 extern bool ng_track_planning;
 extern bool ng_save;

@@ -37,7 +37,6 @@ int			ng_hist_slice_base;
 const uint8 *ng_hist_slice_bucket = NULL;
 static int	nslices;
 
-
 /* by the definition: the largest b with ng_hist_bounds[b] <= ms, 0 if none */
 static int
 ng_hist_bucket_search(double ms)

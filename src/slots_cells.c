@@ -68,12 +68,13 @@ slot_hist_find(NgSlot *slot, const uint16 *index, int kind, int bucket,
 
 /*
  * ng_slot_hist_count_new
- *		slot_hist_count when the sample's bucket has no cell with room in
- *		the index (or there is no index).  Count one sample of kind in bucket in slot's (my slot i's) cells: in the cell of
- *		that bucket (found through the backend-local index), or a new one
- *		from my pool, which the caller made sure has one (ngs_cells_free >
- *		0).  Returns true if the cell is the slot's first in its histogram
- *		group (hist.h).  Inside the slot's write section.
+ *		slot_hist_count (slots_count.c) when the index has no cell of the
+ *		sample's bucket with room, or there is no index: count one sample of
+ *		kind in bucket in slot's (my slot i's) cells, in that bucket's cell
+ *		found by walking the slot's chain, or in a new one from my pool,
+ *		which the caller made sure has one (ngs_cells_free > 0).  Returns
+ *		true if the cell is the slot's first in its histogram group
+ *		(hist.h).  Inside the slot's write section.
  */
 bool
 ng_slot_hist_count_new(NgSlot *slot, int i, int kind, int bucket)

@@ -162,6 +162,29 @@ slot_record(NgSlot *slot, int i, NgSharedPartition *part,
 }
 
 /*
+ * slot_write
+ *		Count sample in my slot i of area, in its write section (slot_record,
+ *		sync_minmax as there), and note the slot used.  Returns true if a
+ *		reset voided the slot meanwhile: the sample must be counted again.
+ */
+static pg_attribute_always_inline bool
+slot_write(NgBackendSlots *area, int i, NgSharedPartition *part,
+		   const NgSample *sample, bool sync_minmax)
+{
+	NgSlot	   *slot = slot_at(area, i);
+	bool		voided;
+
+	slot_begin_write(slot);
+	if (NG_DEBUG_FAULT(NG_FAULT_STALL_WRITE))
+		ng_debug_stall();		/* a writer stopped mid-write (tests) */
+	voided = slot_record(slot, i, part, sample, sync_minmax);
+	slot_end_write(slot);
+	ngs_local_slots[i].used = true;
+	ngs_local_slots[i].last_used = ++ngs_use_clock;
+	return voided;
+}
+
+/*
  * recurs_rarely
  *		Does a key without a slot, whose last execution was counted at
  *		prev_counted (0: never), recur less often than this backend's slots
@@ -265,7 +288,6 @@ static pg_noinline void
 slots_count_slow(NgLocalEntry *le, const NgSample *sample,
 				 const NgTextSource *src, int first_attempt)
 {
-	NgSlot	   *slot;
 	int			i;
 	uint64		prev_counted;
 
@@ -309,15 +331,7 @@ slots_count_slow(NgLocalEntry *le, const NgSample *sample,
 			return;
 		}
 
-		slot = slot_at(ngs_my_area, i);
-		slot_begin_write(slot);
-		if (NG_DEBUG_FAULT(NG_FAULT_STALL_WRITE))
-			ng_debug_stall();	/* a writer stopped mid-write (tests) */
-		voided = slot_record(slot, i, part, sample, sync_minmax);
-		slot_end_write(slot);
-
-		ngs_local_slots[i].used = true;
-		ngs_local_slots[i].last_used = ++ngs_use_clock;
+		voided = slot_write(ngs_my_area, i, part, sample, sync_minmax);
 
 		/*
 		 * A reset voided this slot while we wrote: the sample went with the
@@ -346,7 +360,6 @@ slot_count_fast(NgLocalEntry *le, const NgSample *sample, bool *voided)
 	NgBackendSlots *area = ngs_my_area;
 	NgLocalSlot *ls;
 	NgSharedPartition *part;
-	NgSlot	   *slot;
 
 	if (i < 0 || unlikely(area == NULL || ngs_cells_free == 0))
 		return false;
@@ -357,14 +370,7 @@ slot_count_fast(NgLocalEntry *le, const NgSample *sample, bool *voided)
 
 	if (sample->kind == NG_EXEC)
 		le->last_counted = ngs_use_clock + 1;	/* as slots_count_slow */
-	slot = slot_at(area, i);
-	slot_begin_write(slot);
-	if (NG_DEBUG_FAULT(NG_FAULT_STALL_WRITE))
-		ng_debug_stall();		/* a writer stopped mid-write (tests) */
-	*voided = slot_record(slot, i, part, sample, false);
-	slot_end_write(slot);
-	ls->used = true;
-	ls->last_used = ++ngs_use_clock;
+	*voided = slot_write(area, i, part, sample, false);
 	return true;
 }
 
