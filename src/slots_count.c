@@ -419,6 +419,14 @@ slots_note_parse_text(NgLocalEntry *le, NgSharedPartition *part,
 	/* a new statement the admission filter would refuse: no text */
 	if (ng_slot_parse_refused(le, src))
 		return;
+
+	/*
+	 * Counted in an unbound slot, for lack of room lately: no entry can be
+	 * made for it now, so no text need be (a later parse makes it).
+	 */
+	if (le->slot >= 0 && ngs_local_slots[le->slot].entry == NULL &&
+		ng_slot_room_lacking())
+		return;
 	if (src->jstate == NULL || src->jstate->clocations_count == 0)
 	{
 		/*

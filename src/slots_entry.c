@@ -24,6 +24,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "mb/pg_wchar.h"
 #include "utils/timestamp.h"
 
@@ -94,6 +95,58 @@ slot_insert_locked(NgSharedPartition *part, const NgKey *key, uint32 hash,
 }
 
 /*
+ * The last time this backend could not make room for a new entry: the
+ * table was full, a sweep found nothing to evict (every entry pinned by a
+ * slot in use, or its partition busy) and none of its own slots was idle
+ * (ng_slots_release_idle).  Room can come only from an entry losing its
+ * last pin, which a fold does (ng_shared->folds moves), or from a partition
+ * no longer busy; so until a slot is folded somewhere, or for at most the
+ * maintenance interval, another sweep would find what this one found.
+ */
+static bool room_lacking = false;
+static uint64 room_lacking_folds;
+static TimestampTz room_lacking_at;
+
+/*
+ * ng_slot_room_lacking
+ *		Did this backend fail to make room for a new entry less than the
+ *		maintenance interval ago, with no slot folded anywhere since?  Then
+ *		a new entry is not to be tried for now.  An atomic read, no lock.
+ */
+bool
+ng_slot_room_lacking(void)
+{
+	return room_lacking &&
+		pg_atomic_read_u64(&ng_shared->folds) == room_lacking_folds &&
+		GetCurrentStatementStartTimestamp() - room_lacking_at <
+		NG_MAINTENANCE_INTERVAL_MS * (TimestampTz) 1000;
+}
+
+/*
+ * slot_make_room
+ *		The table is full and a new entry is wanted: evict, and, if every
+ *		entry is pinned, release this backend's idle slots and evict again,
+ *		unless that failed lately (ng_slot_room_lacking).  True if room was
+ *		reserved.  Never waits for a lock.
+ */
+static bool
+slot_make_room(void)
+{
+	if (ng_slot_room_lacking())
+		return false;
+	if (ng_evict_make_room() && ng_entry_reserve())
+		return true;
+	if (ng_slots_release_idle(ngs_nslots / 2) > 0 &&
+		ng_evict_make_room() && ng_entry_reserve())
+		return true;
+	/* read after this backend's own folds, which made no room */
+	room_lacking_folds = pg_atomic_read_u64(&ng_shared->folds);
+	room_lacking_at = GetCurrentStatementStartTimestamp();
+	room_lacking = true;
+	return false;
+}
+
+/*
  * slot_create_entry
  *		The rest of slot_get_entry, when the entry does not exist (exists
  *		is false) or has no text yet: create it, or give it qtext, under the
@@ -128,12 +181,14 @@ slot_create_entry(const NgKey *key, uint32 hash, const char *qtext,
 				*refused = true;
 			return NULL;
 		}
-		reserved = ng_entry_reserve();
-		if (!reserved && ng_evict_make_room())
-			reserved = ng_entry_reserve();
-		if (!reserved && ng_slots_release_lru(ngs_nslots / 2) > 0 &&
-			ng_evict_make_room())
-			reserved = ng_entry_reserve();
+		reserved = ng_entry_reserve() || slot_make_room();
+		if (!reserved)
+		{
+			/* no room: the loss the insert below would have counted */
+			ng_note_loss(NG_LOSS_TABLE_FULL, 1);
+			ng_entry_prepared_release();	/* an evicted entry's memory */
+			return NULL;
+		}
 	}
 	if (qtext != NULL && (exists || reserved))
 		tdp = ng_qtext_store(qtext, text_len);

@@ -423,6 +423,7 @@ extern char *ng_slot_text(const NgLocalEntry *le, const NgTextSource *src,
 						  int *len);
 
 /* Functions in slots_entry.c */
+extern bool ng_slot_room_lacking(void);
 extern NgSharedEntry *ng_slot_get_entry(const NgKey *key, uint32 hash,
 										const char *qtext, int text_len,
 										bool pin, bool wait, dsa_pointer *dp,
@@ -449,7 +450,7 @@ extern int	ng_slot_bind(NgLocalEntry *le, const NgTextSource *src,
 extern void ng_slots_reclaim_cells(void);
 extern void ng_slots_flush_cells(void);
 extern bool ng_slot_release(int i, bool wait);
-extern int	ng_slots_release_lru(int n);
+extern int	ng_slots_release_idle(int n);
 extern void ng_slot_count_refused(int64 calls, double exec_time, int64 failed);
 
 #pragma GCC visibility pop

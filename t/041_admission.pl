@@ -206,4 +206,70 @@ is( sql(q{SELECT calls FROM pg_stat_statements_ng
 	'1', 'all: the last one-off has its entry');
 is(sql($conservation), 100 + 95 + 199, 'all: sum(calls) + evicted_calls is every execution');
 
+# ---- a working set larger than max: no thrash ----
+# Every entry is pinned by a slot in use: 60 statements of an idle backend
+# (A) and 40 of a running one (B), in a table of 100, run nested in SQL
+# functions (track = all), so that no maintenance runs in between.  B's
+# 41st statement, run twice (the second execution is admitted by the
+# filter), finds nothing to evict: B does not give up slots it is using to
+# make room (that made 130 statements cycling through 100 places evict each
+# other without end); the statement counts in an unbound slot, nothing is
+# evicted.  Once A has gone (its slots folded, its entries unpinned), a new
+# backend's statement evicts one of its entries.
+sql(q{ALTER SYSTEM SET pg_stat_statements_ng.admission = 'recurring'});
+sql('SELECT pg_reload_conf()');
+$node->poll_query_until('postgres',
+	q{SELECT current_setting('pg_stat_statements_ng.admission') = 'recurring'})
+  or die 'admission = recurring not applied';
+sql(
+	'CREATE FUNCTION run_a() RETURNS void LANGUAGE sql AS $$'
+	  . join('', map({ "SELECT count(*) FROM f$_;\n" } 1 .. 59)) . '$$');
+sql(
+	'CREATE FUNCTION run_b() RETURNS void LANGUAGE sql AS $$'
+	  . join('', map({ "SELECT count(*) FROM o$_;\n" } 1 .. 40))
+	  . "SELECT count(*) FROM o41;\nSELECT count(*) FROM o41;\n\$\$");
+sql(q{CREATE FUNCTION run_c() RETURNS void LANGUAGE sql
+  AS $$SELECT count(*) FROM o41$$});
+sql('SELECT pg_stat_statements_ng_reset()');
+my $nested = '-c pg_stat_statements_ng.track=all';
+my $idle;
+{
+	local $ENV{PGOPTIONS} = $nested;
+	$idle = $node->background_psql('postgres', on_error_stop => 0);
+}
+$idle->query_safe('SELECT run_a()');
+is(sql('SELECT entries FROM pg_stat_statements_ng_info'),
+	'60', 'the idle backend holds 60 entries');
+{
+	local $ENV{PGOPTIONS} = $nested;
+	$node->safe_psql('postgres', 'SELECT run_b()');
+}
+$node->poll_query_until('postgres',
+	q{SELECT count(*) = 2 FROM pg_stat_activity WHERE backend_type = 'client backend'})
+  or die 'the running backend did not exit';
+# unadmitted: o41's first execution, run_b's, and o41's second, counted in
+# its unbound slot, which found no entry at exit
+is( sql(q{SELECT format('%s %s %s %s %s', entries, dealloc, unadmitted_calls,
+  evicted_calls, entries_refused) FROM pg_stat_statements_ng_info}),
+	'100 0 3 3 1',
+	'all pinned: the 41st statement evicted nothing, its calls are unadmitted');
+is( sql(q{SELECT count(*) FROM pg_stat_statements_ng
+  WHERE query = 'SELECT count(*) FROM o41'}),
+	'0', 'the 41st statement has no entry');
+is(sql($conservation), 60 + 43, 'sum(calls) + evicted_calls is every execution');
+$idle->quit;
+$node->poll_query_until('postgres',
+	q{SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'client backend'})
+  or die 'the idle backend did not exit';
+{
+	local $ENV{PGOPTIONS} = $nested;
+	$node->safe_psql('postgres', 'SELECT run_c()');
+}
+is( sql(q{SELECT format('%s %s %s', entries, dealloc, calls)
+  FROM pg_stat_statements_ng_info, pg_stat_statements_ng
+  WHERE query = 'SELECT count(*) FROM o41'}),
+	'100 1 1', 'unpinned: the 41st statement evicted one entry for its own');
+is(sql($conservation), 60 + 43 + 2,
+	'sum(calls) + evicted_calls is every execution');
+
 done_testing();
