@@ -36,6 +36,7 @@ OBJS = \
 	src/slots_local.o \
 	src/store.o \
 	src/textconv.o \
+	src/timers.o \
 	src/utility.o
 
 EXTENSION = pg_stat_statements_ng

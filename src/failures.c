@@ -5,8 +5,8 @@
  *		statement_timeout.
  *
  * Why a file of its own: failures are noticed where nothing may be done
- * safely (a PG_CATCH block, on the way to aborting the transaction), so
- * they are only noted there, in a small static array, and recorded later,
+ * safely (a PG_CATCH block, an abort callback, a memory context going: see
+ * timers.h), so they are only noted there, in a small static array, and recorded later,
  * when the transaction (or subtransaction) has been aborted, or at the next
  * hook call, whichever comes first.  Recording uses the ordinary slot path
  * (slots.c), as a sample that adds to the failure counters and not to
@@ -53,13 +53,14 @@ bool		ng_failures_pending = false;
 
 /*
  * ng_failure_classify
- *		Inside PG_CATCH: how did the statement end?  A cancel is a timeout
- *		when statement_timeout is set and the statement has run that long.
+ *		How did a statement that raised sqlerrcode end?  A cancel is a
+ *		timeout when statement_timeout is set and the statement has run
+ *		that long.  No allocation, no lock, no error.
  */
 NgFailure
-ng_failure_classify(void)
+ng_failure_classify(int sqlerrcode)
 {
-	if (geterrcode() != ERRCODE_QUERY_CANCELED)
+	if (sqlerrcode != ERRCODE_QUERY_CANCELED)
 		return NG_FAILED_ERROR;
 	if (StatementTimeout > 0 &&
 		TimestampDifferenceExceeds(GetCurrentStatementStartTimestamp(),
@@ -70,8 +71,8 @@ ng_failure_classify(void)
 
 /*
  * ng_failure_note
- *		Note a failed execution.  Safe in PG_CATCH: no allocation, no lock,
- *		no error.  If too many failures pile up before they can be recorded
+ *		Note a failed execution.  Safe in PG_CATCH and while aborting: no
+ *		allocation, no lock, no error.  If too many failures pile up before they can be recorded
  *		(a failure deep in nested statements, noted at every level on the
  *		way out), the last place keeps the failure noted last and the one it
  *		displaces is counted as discarded: an error propagates from the

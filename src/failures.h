@@ -5,8 +5,9 @@
  *		may be allocated, and recorded later through the slots.
  *
  * Locks: ng_failure_classify and ng_failure_note are called inside
- * PG_CATCH; they take no lock, allocate nothing and raise no error (a note
- * goes into a small static array).  ng_failures_record and
+ * PG_CATCH, from abort callbacks and from memory context callbacks; they
+ * take no lock, allocate nothing and raise no error (a note goes into a
+ * small static array).  ng_failures_record and
  * ng_failures_flush: no lock of ours held (they count through slots.c).
  *
  *-------------------------------------------------------------------------
@@ -18,7 +19,7 @@
 
 #pragma GCC visibility push(hidden)
 
-extern NgFailure ng_failure_classify(void);
+extern NgFailure ng_failure_classify(int sqlerrcode);
 extern void ng_failure_note(const NgKey *key, NgFailure failure, double time);
 extern void ng_failures_record(void);
 extern void ng_failures_init(void);

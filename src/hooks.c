@@ -12,15 +12,18 @@
  * Nesting: one level counter, raised around planning, ExecutorRun,
  * ExecutorFinish and utility commands, as pg_stat_statements does; a
  * statement is top-level when it starts at level 0.  Each hook restores the
- * level it found (not one less); planning has no PG_TRY frame, and
- * measure.c restores the level an error left raised (see there).
+ * level it found (not one less) when the call it wraps returns; only the
+ * utility hook has a PG_TRY frame, and measure.c restores the level an
+ * error left raised (see there).
  *
  * Execution time and usage: measured by our own NgExecTimer per QueryDesc
  * (not an Instrumentation in queryDesc->totaltime), over the same windows
  * as totaltime: each ExecutorRun call (a cursor fetched in several calls
  * adds each), and ExecutorFinish.  Parallel workers' usage is added into
  * pgBufferUsage/pgWalUsage by core when the Gather finishes, inside the
- * ExecutorRun that runs it to completion, as totaltime sees it.
+ * ExecutorRun that runs it to completion, as totaltime sees it.  An
+ * execution that an error ends is counted as a failure from the window it
+ * left open (timers.h), without a PG_TRY frame.
  *
  *-------------------------------------------------------------------------
  */
@@ -51,6 +54,7 @@
 #include "setup.h"
 #include "shmem.h"
 #include "slots.h"
+#include "timers.h"
 
 PG_MODULE_MAGIC;
 
@@ -63,43 +67,6 @@ static ExecutorStart_hook_type prev_ExecutorStart = NULL;
 static ExecutorRun_hook_type prev_ExecutorRun = NULL;
 static ExecutorFinish_hook_type prev_ExecutorFinish = NULL;
 static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
-
-/*
- * An execution being measured: the sum of its windows (ExecutorRun calls and
- * ExecutorFinish) in time, buffer and WAL usage, as totaltime would have
- * them.  Allocated in the executor's query context at ExecutorStart, in the
- * list of live timers until that context goes (ExecutorEnd, or an error).
- */
-typedef struct NgExecTimer
-{
-	QueryDesc  *queryDesc;
-	struct NgExecTimer *prev;
-	struct NgExecTimer *next;
-	MemoryContextCallback unlink;
-	int			pool_index;		/* in timer_pool, or -1 */
-	bool		running;		/* a window is open (started at start) */
-	int			windows;		/* closed windows */
-	instr_time	start;
-	instr_time	counter;		/* closed windows' time */
-	BufferUsage bufusage_start; /* at the start of the open or last window */
-	BufferUsage bufusage_end;	/* at the end of the first, while it is the
-								 * only one */
-	BufferUsage bufusage;		/* closed windows' usage, from the second */
-	WalUsage	walusage_start;
-	bool		wal_written;	/* walusage is set: some window wrote WAL */
-	WalUsage	walusage;		/* closed windows' WAL usage */
-} NgExecTimer;
-
-static NgExecTimer *exec_timers = NULL;
-
-/*
- * Timers are taken from a small pool in backend memory (no allocation per
- * execution), and allocated in the query context only when nesting or open
- * cursors use them all.
- */
-#define NG_TIMER_POOL	8
-static NgExecTimer timer_pool[NG_TIMER_POOL];
-static uint32 timer_pool_used = 0;	/* bit i: timer_pool[i] is taken */
 
 PGDLLEXPORT void _PG_init(void);
 
@@ -126,6 +93,7 @@ _PG_init(void)
 	ng_install_hooks();
 	ng_failures_init();
 	ng_measure_init();
+	ng_timers_init();
 	ng_persist_register_keeper();
 }
 
@@ -247,101 +215,6 @@ ng_planner(NG_PLANNER_ARGS)
 	return result;
 }
 
-/* the memory context of t's QueryDesc goes: forget t */
-static void
-ng_timer_unlink(void *arg)
-{
-	NgExecTimer *t = (NgExecTimer *) arg;
-
-	if (t->prev)
-		t->prev->next = t->next;
-	else
-		exec_timers = t->next;
-	if (t->next)
-		t->next->prev = t->prev;
-	if (t->pool_index >= 0)
-		timer_pool_used &= ~(((uint32) 1) << t->pool_index);
-}
-
-/* a timer for queryDesc, from the pool if one is free */
-static NgExecTimer *
-ng_timer_alloc(MemoryContext cxt)
-{
-	uint32		free_slots = ~timer_pool_used & ((((uint32) 1) << NG_TIMER_POOL) - 1);
-	NgExecTimer *t;
-	int			i;
-
-	if (unlikely(free_slots == 0))
-	{
-		t = MemoryContextAlloc(cxt, sizeof(NgExecTimer));
-		t->pool_index = -1;
-		return t;
-	}
-	i = pg_rightmost_one_pos32(free_slots);
-	timer_pool_used |= ((uint32) 1) << i;
-	t = &timer_pool[i];
-	t->pool_index = i;
-	return t;
-}
-
-/* the timer of queryDesc, or NULL if it is not measured */
-static inline NgExecTimer *
-ng_timer_find(QueryDesc *queryDesc)
-{
-	for (NgExecTimer *t = exec_timers; t != NULL; t = t->next)
-		if (t->queryDesc == queryDesc)
-			return t;
-	return NULL;
-}
-
-/*
- * open a window, as InstrStartNode does; the first window's usage, kept as
- * two snapshots while it was the only one, becomes a sum when a second opens
- */
-static pg_attribute_always_inline void
-ng_timer_start(NgExecTimer *t)
-{
-	if (unlikely(t->windows == 1))
-	{
-		memset(&t->bufusage, 0, sizeof(BufferUsage));
-		BufferUsageAccumDiff(&t->bufusage, &t->bufusage_end,
-							 &t->bufusage_start);
-	}
-	t->bufusage_start = pgBufferUsage;
-	t->walusage_start = pgWalUsage;
-	INSTR_TIME_SET_CURRENT(t->start);
-	t->running = true;
-}
-
-/*
- * close it, as InstrStopNode does: the first window's buffer usage is kept
- * as its two snapshots (the execution's only window, usually: its sample
- * then adds their difference), later ones are summed (a diff only if usage
- * changed)
- */
-static pg_attribute_always_inline void
-ng_timer_stop(NgExecTimer *t)
-{
-	instr_time	now;
-
-	INSTR_TIME_SET_CURRENT(now);
-	INSTR_TIME_ACCUM_DIFF(t->counter, now, t->start);
-	t->running = false;
-	if (likely(t->windows == 0))
-		t->bufusage_end = pgBufferUsage;
-	else if (memcmp(&pgBufferUsage, &t->bufusage_start,
-					sizeof(BufferUsage)) != 0)
-		BufferUsageAccumDiff(&t->bufusage, &pgBufferUsage, &t->bufusage_start);
-	t->windows++;
-	if (unlikely(!ng_walusage_equal(&pgWalUsage, &t->walusage_start)))
-	{
-		if (!t->wal_written)
-			memset(&t->walusage, 0, sizeof(WalUsage));
-		t->wal_written = true;
-		WalUsageAccumDiff(&t->walusage, &pgWalUsage, &t->walusage_start);
-	}
-}
-
 static void
 ng_ExecutorStart(QueryDesc *queryDesc, int eflags)
 {
@@ -353,54 +226,15 @@ ng_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	/* measure the whole run, over the windows totaltime would have */
 	if (ng_shared != NULL && ng_enabled(ng_nesting_level) &&
 		queryDesc->plannedstmt->queryId != UINT64CONST(0))
-	{
-		MemoryContext cxt = queryDesc->estate->es_query_cxt;
-		NgExecTimer *t = ng_timer_alloc(cxt);
-
-		t->queryDesc = queryDesc;
-		t->running = false;
-		t->windows = 0;
-		INSTR_TIME_SET_ZERO(t->counter);
-		t->wal_written = false;
-		t->prev = NULL;
-		t->next = exec_timers;
-		if (exec_timers)
-			exec_timers->prev = t;
-		exec_timers = t;
-		t->unlink.func = ng_timer_unlink;
-		t->unlink.arg = t;
-		MemoryContextRegisterResetCallback(cxt, &t->unlink);
-	}
+		ng_timer_begin(queryDesc);
 }
 
 /*
- * ng_note_executor_failure
- *		In PG_CATCH of ExecutorRun or ExecutorFinish: note that the statement
- *		failed, with the time it ran (its timer's window is still open).  No
- *		allocation, no lock: see failures.c.
+ * ng_ExecutorRun
+ *		One level deeper, in a window of the statement's timer if it has one.
+ *		No PG_TRY frame: an error leaves the level raised and the window open,
+ *		for the abort to restore and to note (measure.c, timers.h).
  */
-static void
-ng_note_executor_failure(QueryDesc *queryDesc, NgExecTimer *t)
-{
-	NgKey		key;
-	double		ms;
-
-	if (t == NULL || ng_shared == NULL ||
-		!ng_enabled(ng_nesting_level) || !ng_sampled())
-		return;
-	ms = INSTR_TIME_GET_MILLISEC(t->counter);
-	if (t->running)
-	{
-		instr_time	now;
-
-		INSTR_TIME_SET_CURRENT(now);
-		INSTR_TIME_SUBTRACT(now, t->start);
-		ms += INSTR_TIME_GET_MILLISEC(now);
-	}
-	ng_make_key(&key, queryDesc->plannedstmt->queryId);
-	ng_failure_note(&key, ng_failure_classify(), ms);
-}
-
 static void
 ng_ExecutorRun(NG_EXECUTOR_RUN_ARGS)
 {
@@ -410,109 +244,84 @@ ng_ExecutorRun(NG_EXECUTOR_RUN_ARGS)
 	if (t)
 		ng_timer_start(t);
 	ng_nesting_level = level + 1;
-	PG_TRY();
-	{
-		if (prev_ExecutorRun)
-			prev_ExecutorRun(NG_EXECUTOR_RUN_PASS);
-		else
-			standard_ExecutorRun(NG_EXECUTOR_RUN_PASS);
-	}
-	PG_CATCH();
-	{
-		ng_nesting_level = level;
-		ng_note_executor_failure(queryDesc, t);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
+	if (prev_ExecutorRun)
+		prev_ExecutorRun(NG_EXECUTOR_RUN_PASS);
+	else
+		standard_ExecutorRun(NG_EXECUTOR_RUN_PASS);
 	ng_nesting_level = level;
 	if (t)
 		ng_timer_stop(t);
 }
 
-/* the next ExecutorFinish hook, or the standard one */
-static inline void
-ng_finish_next(QueryDesc *queryDesc)
+/*
+ * ng_finish_timed
+ *		ExecutorFinish one level deeper, in a window of t if it is set.  Out
+ *		of line: a SELECT's ExecutorFinish (ng_ExecutorFinish) needs none of
+ *		its locals.
+ */
+static pg_noinline void
+ng_finish_timed(QueryDesc *queryDesc, NgExecTimer *t)
 {
+	int			level = ng_nesting_level;
+
+	if (t)
+		ng_timer_start(t);
+	ng_nesting_level = level + 1;
 	if (prev_ExecutorFinish)
 		prev_ExecutorFinish(queryDesc);
 	else
 		standard_ExecutorFinish(queryDesc);
-}
-
-/*
- * ng_finish_wrapped
- *		ExecutorFinish one level deeper, in a PG_TRY frame that notes a
- *		failure; timed if timed.  Out of line: a SELECT's ExecutorFinish
- *		(ng_ExecutorFinish) needs none of its frame.
- */
-static pg_noinline void
-ng_finish_wrapped(QueryDesc *queryDesc, NgExecTimer *t, bool timed)
-{
-	int			level = ng_nesting_level;
-
-	if (timed)
-		ng_timer_start(t);
-	ng_nesting_level = level + 1;
-	PG_TRY();
-	{
-		ng_finish_next(queryDesc);
-	}
-	PG_CATCH();
-	{
-		ng_nesting_level = level;
-		ng_note_executor_failure(queryDesc, t);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
 	ng_nesting_level = level;
-	if (timed)
+	if (t)
 		ng_timer_stop(t);
 }
 
+/*
+ * ng_ExecutorFinish
+ *		As ExecutorRun, but for a SELECT's when no other hook follows ours.
+ *		A SELECT without a data-modifying WITH has nothing to finish: no
+ *		ModifyTable node to run to completion, no AFTER trigger of its own
+ *		(what the functions it called queued, their own queries fired), so
+ *		standard_ExecutorFinish runs no statement and raises no error for it.
+ *		It is not timed (a fraction of a microsecond, and no buffer or WAL
+ *		usage, left out of total_exec_time), and runs at the caller's level.
+ *		With another hook after ours, which may do anything, it is timed.
+ */
 static void
 ng_ExecutorFinish(QueryDesc *queryDesc)
 {
-	NgExecTimer *t;
-
-	/*
-	 * A SELECT without a data-modifying WITH has nothing to finish: no
-	 * ModifyTable node to run to completion, no AFTER trigger of its own
-	 * (what the functions it called queued, their own queries fired), so
-	 * standard_ExecutorFinish runs no statement and raises no error for it.
-	 * Its ExecutorFinish is not timed (a fraction of a microsecond, and no
-	 * buffer or WAL usage, left out of total_exec_time), and, when no other
-	 * hook follows ours, not wrapped either: no level, no PG_TRY frame.
-	 */
 	if (queryDesc->operation == CMD_SELECT &&
-		!queryDesc->plannedstmt->hasModifyingCTE)
+		!queryDesc->plannedstmt->hasModifyingCTE && prev_ExecutorFinish == NULL)
 	{
-		if (prev_ExecutorFinish == NULL)
-		{
-			standard_ExecutorFinish(queryDesc);
-			return;
-		}
-		ng_finish_wrapped(queryDesc, ng_timer_find(queryDesc), false);
+		standard_ExecutorFinish(queryDesc);
 		return;
 	}
-	t = ng_timer_find(queryDesc);
-	ng_finish_wrapped(queryDesc, t, t != NULL);
+	ng_finish_timed(queryDesc, ng_timer_find(queryDesc));
 }
+
+StaticAssertDecl(sizeof(NgSample) == 2 * sizeof(int) + 9 * sizeof(int64),
+				 "ng_ExecutorEnd sets every field of NgSample");
 
 static void
 ng_ExecutorEnd(QueryDesc *queryDesc)
 {
 	NgExecTimer *t = ng_timer_find(queryDesc);
 
-	if (t && ng_shared != NULL && ng_enabled(ng_nesting_level))
+	/* a timer was begun with ng_shared set */
+	if (t && ng_enabled(ng_nesting_level))
 	{
 		EState	   *estate = queryDesc->estate;
-		NgSample	sample = {0};
+		NgSample	sample;
 
 		Assert(!t->running);
+		/* every field is set: no zeroing of the whole */
 		sample.kind = NG_EXEC;
+		sample.failure = NG_SUCCEEDED;
 		/* as totaltime->total * 1000.0 */
 		sample.time = INSTR_TIME_GET_DOUBLE(t->counter) * 1000.0;
 		sample.rows = NG_ROWS_PROCESSED(estate);
+		sample.bufusage = NULL;
+		sample.bufusage_base = NULL;
 		if (t->windows == 1)
 		{
 			sample.bufusage = &t->bufusage_end;
@@ -520,8 +329,7 @@ ng_ExecutorEnd(QueryDesc *queryDesc)
 		}
 		else if (t->windows > 1)
 			sample.bufusage = &t->bufusage;
-		if (t->wal_written)
-			sample.walusage = &t->walusage;
+		sample.walusage = t->wal_written ? &t->walusage : NULL;
 		sample.jitusage = estate->es_jit ? &estate->es_jit->instr : NULL;
 		sample.parallel_workers_to_launch = NG_PARALLEL_TO_LAUNCH(estate);
 		sample.parallel_workers_launched = NG_PARALLEL_LAUNCHED(estate);

@@ -27,12 +27,12 @@ int			ng_utility_depth = 0;
 
 /*
  * The nesting level after an error.  Every hook restores the level it found
- * when the call it wraps returns, and those with a PG_CATCH (ExecutorRun,
- * ExecutorFinish, ProcessUtility) restore it there too; planning has no
- * frame (a frame per planning is a sigsetjmp per statement), so an error
- * raised while planning skips its restore.  Whatever catches the error
- * next is one of:
- * - one of our catches further out: it restores its own level;
+ * when the call it wraps returns; only the utility hook has a PG_CATCH,
+ * which restores it there too.  The executor hooks and planning have no
+ * frame (a frame per execution is a sigsetjmp per statement), so an error
+ * raised under them skips their restore.  Whatever catches the error next
+ * is one of:
+ * - our utility hook's catch further out: it restores its own level;
  * - a subtransaction's rollback (a PL/pgSQL EXCEPTION block, a savepoint):
  *   the code that continues is the one that started the subtransaction, at
  *   the level it was started at, recorded here by its nesting depth in
@@ -47,6 +47,10 @@ int			ng_utility_depth = 0;
  *   when called from CALL or DO, not from a query.
  * Subtransactions nested deeper than NG_SUBXACT_LEVELS, whose levels are not
  * recorded, leave the level to the first two.
+ *
+ * The same two aborts end the executions whose windows the error left open
+ * (those opened at the level that continues, or deeper): timers.c's abort
+ * callbacks note them as failures, at the levels given here.
  */
 #define NG_SUBXACT_LEVELS	64
 static int	subxact_level[NG_SUBXACT_LEVELS];
@@ -55,11 +59,23 @@ static int	subxact_level[NG_SUBXACT_LEVELS];
 static TimestampTz sample_decided_for = 0;
 static bool sample_in = true;
 
+/*
+ * ng_abort_ends_hooks
+ *		In an XactCallback: does this top-level abort end every hook of ours
+ *		that was running (an error unwound them), as opposed to a
+ *		procedure's ROLLBACK inside its CALL, while our utility hook runs?
+ */
+bool
+ng_abort_ends_hooks(XactEvent event)
+{
+	return (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT) &&
+		ng_utility_depth == 0;
+}
+
 static void
 measure_xact_callback(XactEvent event, void *arg)
 {
-	if ((event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT) &&
-		ng_utility_depth == 0)
+	if (ng_abort_ends_hooks(event))
 		ng_nesting_level = 0;
 }
 
@@ -78,6 +94,22 @@ measure_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 		subxact_level[depth] = ng_nesting_level;
 	else
 		ng_nesting_level = subxact_level[depth];
+}
+
+/*
+ * ng_level_after_subxact_abort
+ *		In a SUBXACT_EVENT_ABORT_SUB callback: the nesting level of the code
+ *		that continues after the abort (the level the subtransaction started
+ *		at), or -1 if it was nested too deep to be recorded.
+ */
+int
+ng_level_after_subxact_abort(void)
+{
+	int			depth = GetCurrentTransactionNestLevel();
+
+	if (depth < 0 || depth >= NG_SUBXACT_LEVELS)
+		return -1;
+	return subxact_level[depth];
 }
 
 /*

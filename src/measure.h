@@ -33,9 +33,12 @@ extern int	ng_nesting_level;
 /* how many of our utility hooks with a PG_TRY frame run (see measure.c) */
 extern int	ng_utility_depth;
 
-/* is a statement at this nesting level tracked? */
+/*
+ * is a statement at this nesting level tracked?  (In a parallel worker too:
+ * there, nothing gets past ng_slots_attach, so nothing is counted.)
+ */
 #define ng_enabled(level) \
-	((level) < ng_track_depth && !IsParallelWorker())
+	((level) < ng_track_depth)
 
 /* no WAL written between two snapshots (each field only grows) */
 StaticAssertDecl(sizeof(WalUsage) == (3 + NG_HAVE_WAL_BUFFERS_FULL) * sizeof(int64),
@@ -49,6 +52,8 @@ ng_walusage_equal(const WalUsage *a, const WalUsage *b)
 }
 
 extern void ng_measure_init(void);
+extern bool ng_abort_ends_hooks(XactEvent event);
+extern int	ng_level_after_subxact_abort(void);
 extern bool ng_sampled_decide(void);
 
 /*

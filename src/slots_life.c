@@ -20,6 +20,8 @@
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
+
 #include "access/xact.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
@@ -167,7 +169,8 @@ slots_inherit(void)
 /*
  * ng_slots_attach_first
  *		Set up this backend's local state, once (ng_slots_attach).  Returns false if the
- *		backend cannot count (library not preloaded, no shared memory).
+ *		process cannot count (library not preloaded, no shared memory, a
+ *		parallel worker).
  */
 bool
 ng_slots_attach_first(void)
@@ -176,7 +179,12 @@ ng_slots_attach_first(void)
 
 	if (ngs_attached)
 		return ng_area != NULL; /* false once detached, at backend exit */
-	if (slots_unavailable || !ng_store_attach())
+
+	/*
+	 * A parallel worker counts nothing: its leader counts the statement, as
+	 * pg_stat_statements does (the hooks test nothing else for workers).
+	 */
+	if (slots_unavailable || IsParallelWorker() || !ng_store_attach())
 	{
 		slots_unavailable = true;
 		return false;
