@@ -31,6 +31,13 @@ END $$;
 SELECT pg_stat_statements_ng_reset();
 });
 
+# each statement with its level, calls and errors
+my $rows_query = q{
+SELECT string_agg(format('%s %s c=%s e=%s', query, toplevel, calls, errors),
+                  E'\n' ORDER BY query COLLATE "C", toplevel)
+  FROM pg_stat_statements_ng
+ WHERE query ~ '^(SELECT|RETURN)' AND query !~ 'pg_stat_statements_ng'};
+
 # a planning error at top level, then a statement (top-level abort)
 $node->psql('postgres', q{SELECT 1/0 AS plan_error;
 SELECT 2 AS after_top;}, on_error_stop => 0);
@@ -46,11 +53,7 @@ COMMIT;}, on_error_stop => 0);
 # and the next top-level one
 $node->safe_psql('postgres', 'SELECT caught() AS after_caught; SELECT 4, 4, 4 AS after_call');
 
-is( $node->safe_psql('postgres', q{
-SELECT string_agg(format('%s %s c=%s e=%s', query, toplevel, calls, errors),
-                  E'\n' ORDER BY query COLLATE "C", toplevel)
-  FROM pg_stat_statements_ng
- WHERE query ~ '^(SELECT|RETURN)' AND query !~ 'pg_stat_statements_ng'}),
+is($node->safe_psql('postgres', $rows_query),
 	join("\n",
 		'SELECT $1 AS after_top t c=1 e=0',
 		'SELECT $1, $2 AS after_savepoint t c=1 e=0',
@@ -85,11 +88,7 @@ COMMIT;}, on_error_stop => 0);
 $node->safe_psql('postgres',
 	'SELECT caught_at_run() AS after_caught; SELECT 4, 4, 4 AS after_call');
 
-is( $node->safe_psql('postgres', q{
-SELECT string_agg(format('%s %s c=%s e=%s', query, toplevel, calls, errors),
-                  E'\n' ORDER BY query COLLATE "C", toplevel)
-  FROM pg_stat_statements_ng
- WHERE query ~ '^(SELECT|RETURN)' AND query !~ 'pg_stat_statements_ng'}),
+is($node->safe_psql('postgres', $rows_query),
 	join("\n",
 		'SELECT $1 / (g - $2) AS run_error FROM generate_series($3, $4) g t c=0 e=2',
 		'SELECT $1 / (g - $2) FROM generate_series($3, $4) g f c=0 e=1',
