@@ -22,7 +22,6 @@
 extern NgFailure ng_failure_classify(int sqlerrcode);
 extern void ng_failure_note(const NgKey *key, NgFailure failure, double time);
 extern void ng_failures_record(void);
-extern void ng_failures_init(void);
 extern bool ng_failures_pending;
 
 /* record noted failures, if any: a test of one flag on the hot path */

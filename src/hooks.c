@@ -71,6 +71,51 @@ static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
 PGDLLEXPORT void _PG_init(void);
 
 /*
+ * ng_xact_callback, ng_subxact_callback
+ *		When a (sub)transaction aborts: note the failures of the executions
+ *		its error ended with a window open (timers.c), restore the nesting
+ *		level of the code that goes on (measure.c explains both levels), and
+ *		record the failures noted (failures.c); when a subtransaction starts,
+ *		remember its level.  One pair of callbacks for all of it: core calls
+ *		every transaction callback twice at each commit.
+ */
+static void
+ng_xact_callback(XactEvent event, void *arg)
+{
+	if (event != XACT_EVENT_ABORT && event != XACT_EVENT_PARALLEL_ABORT)
+		return;
+	/* not a procedure's ROLLBACK inside its CALL (measure.c) */
+	if (ng_utility_depth == 0)
+	{
+		ng_timers_abort(0);
+		ng_nesting_level = 0;
+	}
+	ng_failures_flush();
+}
+
+static void
+ng_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					SubTransactionId parentSubid, void *arg)
+{
+	int			level;
+
+	if (event == SUBXACT_EVENT_START_SUB)
+	{
+		ng_measure_subxact_start();
+		return;
+	}
+	if (event != SUBXACT_EVENT_ABORT_SUB)
+		return;
+	level = ng_level_after_subxact_abort();
+	if (level >= 0)
+	{
+		ng_timers_abort(level);
+		ng_nesting_level = level;
+	}
+	ng_failures_flush();
+}
+
+/*
  * _PG_init
  *		Only when preloaded: define settings, then install the hooks.
  */
@@ -91,9 +136,9 @@ _PG_init(void)
 	EnableQueryId();
 	ng_define_gucs();
 	ng_install_hooks();
-	ng_failures_init();
-	ng_measure_init();
 	ng_timers_init();
+	RegisterXactCallback(ng_xact_callback, NULL);
+	RegisterSubXactCallback(ng_subxact_callback, NULL);
 	ng_persist_register_keeper();
 }
 

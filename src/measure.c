@@ -49,8 +49,9 @@ int			ng_utility_depth = 0;
  * recorded, leave the level to the first two.
  *
  * The same two aborts end the executions whose windows the error left open
- * (those opened at the level that continues, or deeper): timers.c's abort
- * callbacks note them as failures, at the levels given here.
+ * (those opened at the level that continues, or deeper): timers.c notes
+ * them as failures, at the levels given here.  The callbacks that do both
+ * are hooks.c's.
  */
 #define NG_SUBXACT_LEVELS	64
 static int	subxact_level[NG_SUBXACT_LEVELS];
@@ -60,40 +61,17 @@ static TimestampTz sample_decided_for = 0;
 static bool sample_in = true;
 
 /*
- * ng_abort_ends_hooks
- *		In an XactCallback: does this top-level abort end every hook of ours
- *		that was running (an error unwound them), as opposed to a
- *		procedure's ROLLBACK inside its CALL, while our utility hook runs?
+ * ng_measure_subxact_start
+ *		In a SUBXACT_EVENT_START_SUB callback: remember the level the
+ *		subtransaction starts at, for its abort.
  */
-bool
-ng_abort_ends_hooks(XactEvent event)
+void
+ng_measure_subxact_start(void)
 {
-	return (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT) &&
-		ng_utility_depth == 0;
-}
+	int			depth = GetCurrentTransactionNestLevel();
 
-static void
-measure_xact_callback(XactEvent event, void *arg)
-{
-	if (ng_abort_ends_hooks(event))
-		ng_nesting_level = 0;
-}
-
-static void
-measure_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
-						 SubTransactionId parentSubid, void *arg)
-{
-	int			depth;
-
-	if (event != SUBXACT_EVENT_START_SUB && event != SUBXACT_EVENT_ABORT_SUB)
-		return;
-	depth = GetCurrentTransactionNestLevel();
-	if (depth < 0 || depth >= NG_SUBXACT_LEVELS)
-		return;
-	if (event == SUBXACT_EVENT_START_SUB)
+	if (depth >= 0 && depth < NG_SUBXACT_LEVELS)
 		subxact_level[depth] = ng_nesting_level;
-	else
-		ng_nesting_level = subxact_level[depth];
 }
 
 /*
@@ -110,17 +88,6 @@ ng_level_after_subxact_abort(void)
 	if (depth < 0 || depth >= NG_SUBXACT_LEVELS)
 		return -1;
 	return subxact_level[depth];
-}
-
-/*
- * ng_measure_init
- *		_PG_init part: restore the nesting level when (sub)transactions abort.
- */
-void
-ng_measure_init(void)
-{
-	RegisterXactCallback(measure_xact_callback, NULL);
-	RegisterSubXactCallback(measure_subxact_callback, NULL);
 }
 
 /*

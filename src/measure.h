@@ -51,8 +51,7 @@ ng_walusage_equal(const WalUsage *a, const WalUsage *b)
 		NG_WAL_BUFFERS_FULL(a) == NG_WAL_BUFFERS_FULL(b);
 }
 
-extern void ng_measure_init(void);
-extern bool ng_abort_ends_hooks(XactEvent event);
+extern void ng_measure_subxact_start(void);
 extern int	ng_level_after_subxact_abort(void);
 extern bool ng_sampled_decide(void);
 

@@ -19,7 +19,6 @@
  */
 #include "postgres.h"
 
-#include "access/xact.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "utils/memutils.h"
@@ -34,10 +33,6 @@ NgExecTimer *ng_open_window = NULL;
 
 static void timer_forget(void *arg);
 static void timer_error_seen(void *arg);
-static void timers_xact_callback(XactEvent event, void *arg);
-static void timers_subxact_callback(SubXactEvent event,
-									SubTransactionId mySubid,
-									SubTransactionId parentSubid, void *arg);
 
 /* the fields of a timer that never change: its index and callbacks */
 static void
@@ -52,16 +47,13 @@ timer_init(NgExecTimer *t, int pool_index)
 
 /*
  * ng_timers_init
- *		_PG_init part: the pool's timers, each set up once; the abort
- *		callbacks that end the executions an error left open.
+ *		_PG_init part: the pool's timers, each set up once.
  */
 void
 ng_timers_init(void)
 {
 	for (int i = 0; i < NG_TIMER_POOL; i++)
 		timer_init(&ng_timer_pool[i], i);
-	RegisterXactCallback(timers_xact_callback, NULL);
-	RegisterSubXactCallback(timers_subxact_callback, NULL);
 }
 
 /*
@@ -164,14 +156,14 @@ ng_timer_close_above(NgExecTimer *t)
 }
 
 /*
- * timers_abort
+ * ng_timers_abort
  *		A (sub)transaction aborts, and the code that goes on runs at nesting
  *		level: every window opened at that level or deeper was unwound by
  *		the error, and its execution failed.  Those are the innermost ones.
- *		Their notes are recorded at once.
+ *		(The caller records the notes: ng_failures_flush.)
  */
-static void
-timers_abort(int level)
+void
+ng_timers_abort(int level)
 {
 	while (ng_open_window != NULL && ng_open_window->open_level >= level)
 	{
@@ -180,27 +172,6 @@ timers_abort(int level)
 		ng_open_window = t->open_below;
 		timer_failed(t);
 	}
-	ng_failures_flush();
-}
-
-static void
-timers_xact_callback(XactEvent event, void *arg)
-{
-	if (ng_abort_ends_hooks(event))
-		timers_abort(0);
-}
-
-static void
-timers_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
-						SubTransactionId parentSubid, void *arg)
-{
-	int			level;
-
-	if (event != SUBXACT_EVENT_ABORT_SUB)
-		return;
-	level = ng_level_after_subxact_abort();
-	if (level >= 0)
-		timers_abort(level);
 }
 
 /*

@@ -18,9 +18,9 @@
  * unwinds anything).  An error that ends the execution leaves its window
  * open; the window is then noted as a failed execution (ng_failure_note)
  * by whichever comes first:
- * - the (sub)transaction's abort (timers.c's abort callbacks): the windows
- *   opened at the nesting level that continues after it (measure.c) or
- *   deeper, that is every window the error unwound;
+ * - the (sub)transaction's abort (ng_timers_abort, from hooks.c's abort
+ *   callbacks): the windows opened at the nesting level that continues
+ *   after it (measure.c) or deeper, that is every window the error unwound;
  * - its query's memory going (the timer's reset callback): a portal's
  *   executor memory goes at the start of the abort, before the callbacks;
  * - the close of an outer window, which finds it still open above it on
@@ -99,6 +99,7 @@ extern NgExecTimer *ng_open_window; /* the innermost open window */
 extern void ng_timers_init(void);
 extern NgExecTimer *ng_timer_alloc_extra(MemoryContext cxt);
 extern void ng_timer_close_above(NgExecTimer *t);
+extern void ng_timers_abort(int level);
 
 /*
  * ng_timer_begin
