@@ -7,7 +7,7 @@
  *
  * Why a file of its own: the hooks (hooks.c) open and close windows on the
  * hot path, inline; what happens to a window an error left open is decided
- * here, from the abort callbacks (measure.c), a memory context callback and
+ * here, from the abort callbacks (hooks.c), a memory context callback and
  * an error context callback, away from the hooks.
  *
  * Locks: none of ours, nothing in shared memory.  The callbacks here run
