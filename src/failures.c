@@ -6,9 +6,9 @@
  *
  * Why a file of its own: failures are noticed where nothing may be done
  * safely (a PG_CATCH block, an abort callback, a memory context going: see
- * timers.h), so they are only noted there, in a small static array, and recorded later,
- * when the transaction (or subtransaction) has been aborted, or at the next
- * hook call, whichever comes first.  Recording uses the ordinary slot path
+ * timers.h), so they are only noted there, in a small static array, and
+ * recorded later, when the transaction (or subtransaction) has been
+ * aborted, or at the next hook call, whichever comes first.  Recording uses the ordinary slot path
  * (slots.c), as a sample that adds to the failure counters and not to
  * calls, since pg_stat_statements counts successful executions only.
  *
@@ -72,12 +72,12 @@ ng_failure_classify(int sqlerrcode)
 /*
  * ng_failure_note
  *		Note a failed execution.  Safe in PG_CATCH and while aborting: no
- *		allocation, no lock, no error.  If too many failures pile up before they can be recorded
- *		(a failure deep in nested statements, noted at every level on the
- *		way out), the last place keeps the failure noted last and the one it
- *		displaces is counted as discarded: an error propagates from the
- *		innermost statement outwards, so the top-level statement's failure,
- *		the one a DBA needs, is always kept.
+ *		allocation, no lock, no error.  If too many failures pile up before
+ *		they can be recorded (a failure deep in nested statements, noted at
+ *		every level on the way out), the last place keeps the failure noted
+ *		last and the one it displaces is counted as discarded: an error
+ *		propagates from the innermost statement outwards, so the top-level
+ *		statement's failure, the one a DBA needs, is always kept.
  */
 void
 ng_failure_note(const NgKey *key, NgFailure failure, double time)

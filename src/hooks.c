@@ -29,7 +29,6 @@
  */
 #include "postgres.h"
 
-#include "access/parallel.h"
 #include "access/xact.h"
 #include "common/pg_prng.h"
 #include "executor/executor.h"
@@ -37,7 +36,6 @@
 #include "jit/jit.h"
 #include "miscadmin.h"
 #include "optimizer/planner.h"
-#include "port/pg_bitutils.h"
 #include "parser/analyze.h"
 #include "storage/ipc.h"
 
@@ -278,7 +276,8 @@ ng_ExecutorStart(QueryDesc *queryDesc, int eflags)
  * ng_ExecutorRun
  *		One level deeper, in a window of the statement's timer if it has one.
  *		No PG_TRY frame: an error leaves the level raised and the window open,
- *		for the abort to restore and to note (measure.c, timers.h).
+ *		for the abort to restore and to note (hooks.c's abort callbacks,
+ *		measure.c, timers.h).
  */
 static void
 ng_ExecutorRun(NG_EXECUTOR_RUN_ARGS)

@@ -14,7 +14,6 @@
 #ifndef NG_MEASURE_H
 #define NG_MEASURE_H
 
-#include "access/parallel.h"
 #include "access/xact.h"
 #include "executor/instrument.h"
 #include "miscadmin.h"

@@ -21,7 +21,6 @@
 #include "postgres.h"
 
 #include "access/parallel.h"
-
 #include "access/xact.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"

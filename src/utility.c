@@ -12,7 +12,6 @@
  */
 #include "postgres.h"
 
-#include "access/parallel.h"
 #include "executor/instrument.h"
 #include "tcop/utility.h"
 
