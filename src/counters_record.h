@@ -3,9 +3,10 @@
  * counters_record.h
  *		ng_counters_record: adding one sample to a set of counters, inline,
  *		for the hot path that counts in a backend's own slot (slots_count.c)
- *		and for a count straight into an entry (slots_entry.c).  What few
- *		samples have (a failure, I/O times, WAL, JIT, parallel workers) is
- *		counters.c's, out of line.
+ *		and for a count straight into an entry (slots_entry.c); and
+ *		ng_counters_record_plain, the whole of a plain sample without a
+ *		call.  What few samples have (a failure, I/O times, WAL, JIT,
+ *		parallel workers) is counters.c's, out of line.
  *
  * Why a header of its own: counters.c, which the inline code calls, does
  * not use it.  Same contract as counters.h: no lock, no shared state; the
@@ -52,15 +53,10 @@ ng_counters_record_time(NgCounters *c, int k, double t)
 	}
 }
 
-/*
- * ng_counters_record_bufusage_since
- *		Add the usage between two snapshots of pgBufferUsage, start and end,
- *		as ng_counters_record_bufusage adds their difference: the block
- *		counts subtracted in place, the I/O times only when some were timed.
- */
-static inline void
-ng_counters_record_bufusage_since(NgCounters *c, const BufferUsage *end,
-								  const BufferUsage *start)
+/* the block counts between two snapshots of pgBufferUsage */
+static pg_attribute_always_inline void
+ng_counters_record_blocks_since(NgCounters *c, const BufferUsage *end,
+								const BufferUsage *start)
 {
 	c->shared_blks_hit += end->shared_blks_hit - start->shared_blks_hit;
 	c->shared_blks_read += end->shared_blks_read - start->shared_blks_read;
@@ -72,8 +68,43 @@ ng_counters_record_bufusage_since(NgCounters *c, const BufferUsage *end,
 	c->local_blks_written += end->local_blks_written - start->local_blks_written;
 	c->temp_blks_read += end->temp_blks_read - start->temp_blks_read;
 	c->temp_blks_written += end->temp_blks_written - start->temp_blks_written;
-	if (unlikely(!ng_bufusage_times_equal(end, start)))
-		ng_counters_record_io_times_since(c, end, start);
+}
+
+/*
+ * ng_sample_is_plain
+ *		Does adding s need none of counters.c's out-of-line code: a success,
+ *		without WAL, JIT or parallel workers, whose buffer usage, if any, is
+ *		a pair of snapshots with no I/O time between them?  The usual
+ *		sample, which ng_counters_record_plain adds, inline and whole.
+ */
+static inline bool
+ng_sample_is_plain(const NgSample *s)
+{
+	if (s->failure != NG_SUCCEEDED || s->walusage != NULL ||
+		s->jitusage != NULL ||
+		(s->parallel_workers_to_launch | s->parallel_workers_launched) != 0)
+		return false;
+	if (s->bufusage_base != NULL)
+		return ng_bufusage_times_equal(s->bufusage, s->bufusage_base);
+	return s->bufusage == NULL;
+}
+
+/*
+ * ng_counters_record_plain
+ *		Add a successful sample to c: its time, rows and block counts (those
+ *		of a pair of snapshots; a sample with any other usage has the rest
+ *		added by ng_counters_record).  No call: all of a plain sample
+ *		(ng_sample_is_plain).
+ */
+static pg_attribute_always_inline void
+ng_counters_record_plain(NgCounters *c, const NgSample *s)
+{
+	c->last_executed_at = Max(c->last_executed_at, s->started_at);
+	ng_counters_record_time(c, s->kind, s->time);
+	if (s->kind == NG_EXEC)
+		c->rows += s->rows;
+	if (s->bufusage_base != NULL)
+		ng_counters_record_blocks_since(c, s->bufusage, s->bufusage_base);
 }
 
 /*
@@ -86,19 +117,20 @@ ng_counters_record_bufusage_since(NgCounters *c, const BufferUsage *end,
 static pg_attribute_always_inline void
 ng_counters_record(NgCounters *c, const NgSample *s)
 {
-	int			k = s->kind;
-
-	c->last_executed_at = Max(c->last_executed_at, s->started_at);
 	if (unlikely(s->failure != NG_SUCCEEDED))
 	{
+		c->last_executed_at = Max(c->last_executed_at, s->started_at);
 		ng_counters_record_failure(c, s);
 		return;
 	}
-	ng_counters_record_time(c, k, s->time);
-	if (k == NG_EXEC)
-		c->rows += s->rows;
+	ng_counters_record_plain(c, s);
 	if (s->bufusage_base)
-		ng_counters_record_bufusage_since(c, s->bufusage, s->bufusage_base);
+	{
+		/* the I/O times too, when some were timed */
+		if (unlikely(!ng_bufusage_times_equal(s->bufusage, s->bufusage_base)))
+			ng_counters_record_io_times_since(c, s->bufusage,
+											  s->bufusage_base);
+	}
 	else if (s->bufusage)
 		ng_counters_record_bufusage(c, s->bufusage);
 	if (unlikely(s->walusage != NULL || s->jitusage != NULL ||

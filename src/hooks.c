@@ -156,19 +156,15 @@ ng_shmem_startup(void)
 	ng_store_init_shmem();
 }
 
-static void
-ng_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
+/*
+ * ng_parse_note
+ *		Note the statement's text (ng_slots_note_parse, a tail call: most
+ *		statements are known already, and cost it a lookup).
+ */
+static inline void
+ng_parse_note(ParseState *pstate, Query *query, JumbleState *jstate)
 {
-	NgKey		key;
-	NgTextSource src;
-
-	if (prev_post_parse_analyze_hook)
-		prev_post_parse_analyze_hook(pstate, query, jstate);
-
-	if (ng_shared == NULL)
-		return;
-	ng_failures_flush();
-	if (!ng_enabled(ng_nesting_level))
+	if (ng_shared == NULL || !ng_enabled(ng_nesting_level))
 		return;
 
 	/* EXECUTE counts for the statement it runs */
@@ -180,15 +176,41 @@ ng_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
 	}
 	if (query->queryId == UINT64CONST(0))
 		return;
+	ng_slots_note_parse(query, pstate->p_sourcetext, jstate,
+						ng_nesting_level == 0);
+}
 
-	ng_make_key(&key, query->queryId);
-	src.query = pstate->p_sourcetext;
-	src.location = query->stmt_location;
-	src.len = query->stmt_len;
-	src.jstate = jstate;
-	src.utility = (query->utilityStmt != NULL);
-	ng_slots_note_parse(&key, &src);
-	ng_log_losses();
+/*
+ * ng_post_parse_analyze_first
+ *		The parse analysis hook when it has something to do first: the hook
+ *		installed before ours, or failures noted and not yet recorded.
+ */
+static pg_noinline void
+ng_post_parse_analyze_first(ParseState *pstate, Query *query,
+							JumbleState *jstate)
+{
+	if (prev_post_parse_analyze_hook)
+		prev_post_parse_analyze_hook(pstate, query, jstate);
+	if (ng_failures_pending)
+	{
+		ng_failures_record();
+		ng_log_losses();
+	}
+	ng_parse_note(pstate, query, jstate);
+}
+
+/*
+ * ng_post_parse_analyze
+ *		The usual case apart (no hook before ours, no failure to record), so
+ *		that it keeps no arguments across a call and needs no stack frame.
+ */
+static void
+ng_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
+{
+	if (prev_post_parse_analyze_hook || unlikely(ng_failures_pending))
+		ng_post_parse_analyze_first(pstate, query, jstate);
+	else
+		ng_parse_note(pstate, query, jstate);
 }
 
 /* the next planner hook, or the standard planner */

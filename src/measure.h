@@ -74,10 +74,7 @@ ng_sampled(void)
 static inline void
 ng_make_key(NgKey *key, uint64 queryid)
 {
-	key->userid = GetUserId();
-	key->dbid = MyDatabaseId;
-	key->queryid = queryid;
-	key->toplevel = (ng_nesting_level == 0);
+	ng_key_set(key, queryid, ng_nesting_level == 0);
 }
 
 /*

@@ -26,6 +26,8 @@
 #ifndef PG_STAT_STATEMENTS_NG_H
 #define PG_STAT_STATEMENTS_NG_H
 
+#include "miscadmin.h"
+
 #include "compat.h"
 
 #pragma GCC visibility push(hidden)
@@ -47,6 +49,20 @@ typedef struct NgKey
 	 * field by field (ng_key_equal), never as bytes.
 	 */
 } NgKey;
+
+/*
+ * ng_key_set
+ *		The key of queryid run now by the current user in this database, at
+ *		the top level or not (its padding left as it is: see NgKey).
+ */
+static inline void
+ng_key_set(NgKey *key, uint64 queryid, bool toplevel)
+{
+	key->userid = GetUserId();
+	key->dbid = MyDatabaseId;
+	key->queryid = queryid;
+	key->toplevel = toplevel;
+}
 
 /* are a and b the same key?  (not memcmp: see NgKey) */
 static inline bool

@@ -140,7 +140,8 @@ extern bool ng_slot_try_read(NgBackendSlots *area, const NgSlot *slot,
 extern void ng_stats_read(NgSharedStats *stats);
 extern void ng_slots_count(const NgKey *key, const NgSample *sample,
 						   const NgTextSource *src);
-extern void ng_slots_note_parse(const NgKey *key, const NgTextSource *src);
+extern void ng_slots_note_parse(const Query *query, const char *source_text,
+								JumbleState *jstate, bool toplevel);
 extern void ng_slots_maintenance(TimestampTz now);
 
 /* when ng_slots_maintenance is next due (backend-local) */

@@ -80,6 +80,53 @@ slot_hist_count(NgSlot *slot, int i, int kind, int bucket)
 }
 
 /*
+ * slot_record_end
+ *		The end of a sample's write section of slot (my slot ls): stamp the
+ *		change generation, and return true if a reset has voided the slot
+ *		meanwhile (slot_record).
+ */
+static pg_attribute_always_inline bool
+slot_record_end(NgSlot *slot, const NgLocalSlot *ls,
+				const NgSharedPartition *part)
+{
+	NgSharedEntry *entry = ls->entry;
+
+	/*
+	 * Stamp the change generation, read after this write section began (a
+	 * full barrier orders our changecount store before the load): a
+	 * changed_since call that advanced the generation before this load sees
+	 * this write in its scan (it waits out an odd changecount) or, if it
+	 * copied the slot before the write began, the next call sees it.
+	 */
+	pg_memory_barrier();
+	slot->counters.changed_generation =
+		pg_atomic_read_u64(&ng_shared->change_generation);
+
+	/*
+	 * The same barrier orders the counts before these loads: if they show no
+	 * reset, a reset that voids this slot comes after the sample was in
+	 * place, and rightly takes it.  (A reset that marked the entry dead had
+	 * bumped the epoch, behind a write barrier, before it returned.)
+	 */
+	if (entry != NULL)
+	{
+		if (likely(part->reset_epoch == ls->reset_epoch))
+			return false;
+		pg_read_barrier();
+		return entry->dead;
+	}
+	return slot->partition_generation != part->generation;
+}
+
+/* my slot i has just counted a sample */
+static inline void
+slot_note_used(int i)
+{
+	ngs_local_slots[i].used = true;
+	ngs_local_slots[i].last_used = ++ngs_use_clock;
+}
+
+/*
  * slot_record
  *		Inside the write section of slot (my slot i): add sample, and stamp
  *		the change generation.  Returns true if a reset has voided the slot
@@ -133,32 +180,7 @@ slot_record(NgSlot *slot, int i, NgSharedPartition *part,
 		if (unlikely(slot_hist_count(slot, i, sample->kind, bucket)))
 			ng_slot_owe_group(slot, ls, sample->kind, bucket);
 	}
-
-	/*
-	 * Stamp the change generation, read after this write section began (a
-	 * full barrier orders our changecount store before the load): a
-	 * changed_since call that advanced the generation before this load sees
-	 * this write in its scan (it waits out an odd changecount) or, if it
-	 * copied the slot before the write began, the next call sees it.
-	 */
-	pg_memory_barrier();
-	slot->counters.changed_generation =
-		pg_atomic_read_u64(&ng_shared->change_generation);
-
-	/*
-	 * The same barrier orders the counts before these loads: if they show no
-	 * reset, a reset that voids this slot comes after the sample was in
-	 * place, and rightly takes it.  (A reset that marked the entry dead had
-	 * bumped the epoch, behind a write barrier, before it returned.)
-	 */
-	if (entry != NULL)
-	{
-		if (likely(part->reset_epoch == ls->reset_epoch))
-			return false;
-		pg_read_barrier();
-		return entry->dead;
-	}
-	return slot->partition_generation != part->generation;
+	return slot_record_end(slot, ls, part);
 }
 
 /*
@@ -179,8 +201,7 @@ slot_write(NgBackendSlots *area, int i, NgSharedPartition *part,
 		ng_debug_stall();		/* a writer stopped mid-write (tests) */
 	voided = slot_record(slot, i, part, sample, sync_minmax);
 	slot_end_write(slot);
-	ngs_local_slots[i].used = true;
-	ngs_local_slots[i].last_used = ++ngs_use_clock;
+	slot_note_used(i);
 	return voided;
 }
 
@@ -278,11 +299,11 @@ slots_fill_spares(void)
 
 /*
  * slots_count_slow
- *		ng_slots_count for whatever slot_count_fast does not take: a key
- *		without a slot, a reset since the slot last looked, an empty cell
- *		pool, no slot area.  first_attempt is 1 if slot_count_fast counted
- *		the sample in a slot that a reset voided meanwhile: only the one
- *		retry is left.
+ *		ng_slots_count for whatever slot_count_plain does not take: a
+ *		sample that is not plain, a key without a slot, a reset since the
+ *		slot last looked, a new cell, an empty cell pool, no slot area.
+ *		first_attempt is 1 if slot_count_plain counted the sample in a slot
+ *		that a reset voided meanwhile: only the one retry is left.
  */
 static pg_noinline void
 slots_count_slow(NgLocalEntry *le, const NgSample *sample,
@@ -346,32 +367,61 @@ slots_count_slow(NgLocalEntry *le, const NgSample *sample,
 }
 
 /*
- * slot_count_fast
- *		The hot path of ng_slots_count: le has a bound slot, no reset has
- *		touched its partition since the slot last looked, and the cell pool
- *		is not empty.  Counts the sample and returns true (*voided set if a
- *		reset voided the slot meanwhile: count again), or returns false
- *		without counting.
+ * slot_count_plain
+ *		The usual count, with no call (ng_slots_count then needs no stack
+ *		frame): a plain sample (ng_sample_is_plain) of le, whose slot is
+ *		bound and untouched by a reset since it last looked, and has a cell
+ *		with room for the sample's bucket, with cells left in the pool.
+ *		Returns false, having written nothing, in any other case.  Returns
+ *		true once counted, *voided set if a reset voided the slot meanwhile
+ *		(count again, as slot_record says).
  */
-static inline bool
-slot_count_fast(NgLocalEntry *le, const NgSample *sample, bool *voided)
+static pg_attribute_always_inline bool
+slot_count_plain(NgLocalEntry *le, const NgSample *sample,
+				 bool *voided)
 {
-	int			i = le->slot;
 	NgBackendSlots *area = ngs_my_area;
+	int			i = le->slot;
 	NgLocalSlot *ls;
 	NgSharedPartition *part;
+	uint16	   *index;
+	uint16		at;
+	NgSlot	   *slot;
 
-	if (i < 0 || unlikely(area == NULL || ngs_cells_free == 0))
+	if (i < 0 || unlikely(area == NULL || ngs_cells_free == 0) ||
+		!ng_sample_is_plain(sample) || NG_DEBUG_FAULT(NG_FAULT_STALL_WRITE))
 		return false;
 	ls = &ngs_local_slots[i];
 	part = &ng_shared->partitions[ng_partition_of_hash(le->hash)];
 	if (ls->entry == NULL || unlikely(part->reset_epoch != ls->reset_epoch))
 		return false;
+	index = slot_cell_index(i);
+	if (unlikely(index == NULL))
+		return false;
+	at = index[sample->kind * NG_HIST_BUCKETS + ng_hist_bucket(sample->time)];
+	if (unlikely(at == NG_NO_CELL || ngs_pool[at].count == PG_UINT32_MAX))
+		return false;
 
 	if (sample->kind == NG_EXEC)
 		le->last_counted = ngs_use_clock + 1;	/* as slots_count_slow */
-	*voided = slot_write(area, i, part, sample, false);
+	slot = slot_at(area, i);
+	slot_begin_write(slot);
+	ng_counters_record_plain(&slot->counters, sample);
+	ngs_pool[at].count++;
+	*voided = slot_record_end(slot, ls, part);
+	slot_end_write(slot);
+	slot_note_used(i);
 	return true;
+}
+
+/* ng_slots_count for whatever slot_count_plain does not take */
+static pg_noinline void
+slots_count_general(const NgKey *key, const NgSample *sample,
+					const NgTextSource *src)
+{
+	if (!ng_slots_attach())
+		return;
+	slots_count_slow(local_entry_of(key), sample, src, 0);
 }
 
 /*
@@ -379,7 +429,7 @@ slot_count_fast(NgLocalEntry *le, const NgSample *sample, bool *voided)
  *		Count one execution or planning of key.  Called from the hooks.
  *
  *		For a statement this backend already has a slot for, this is the hot
- *		path (slot_count_fast): no lock, no atomic read-modify-write, no
+ *		path (slot_count_plain): no lock, no atomic read-modify-write, no
  *		shared-memory write but to our own slot.  Never raises an error
  *		because of the extension's limits.
  */
@@ -389,13 +439,17 @@ ng_slots_count(const NgKey *key, const NgSample *sample, const NgTextSource *src
 	NgLocalEntry *le;
 	bool		voided = false;
 
-	if (!ng_slots_attach())
+	if (likely(ngs_attached && ng_area != NULL) &&
+		(le = local_entry_recent(key)) != NULL &&
+		likely(slot_count_plain(le, sample, &voided)))
+	{
+		if (unlikely(voided))
+			slots_count_slow(le, sample, src, 1);
+		else
+			slots_fill_spares();
 		return;
-	le = local_entry_of(key);
-	if (likely(slot_count_fast(le, sample, &voided)) && likely(!voided))
-		slots_fill_spares();
-	else
-		slots_count_slow(le, sample, src, voided ? 1 : 0);
+	}
+	slots_count_general(key, sample, src);
 }
 
 /*
@@ -466,21 +520,26 @@ slots_note_parse_text(NgLocalEntry *le, NgSharedPartition *part,
 
 /*
  * ng_slots_note_parse
- *		Called when a statement is parsed: remember whether it had
- *		constants, and make sure its entry exists with its normalized text
- *		if it had (the only moment a normalized text can be made).  Waits
- *		for the partition lock if it must create the entry, never for
- *		eviction.
+ *		Called when a statement is parsed (the arguments of the parse
+ *		analysis hook, and whether it runs at the top level): remember
+ *		whether it had constants, and make sure its entry exists with its
+ *		normalized text if it had (the only moment a normalized text can be
+ *		made).  Waits for the partition lock if it must create the entry,
+ *		never for eviction.  The hook's tail call: its key is made here.
  */
 void
-ng_slots_note_parse(const NgKey *key, const NgTextSource *src)
+ng_slots_note_parse(const Query *query, const char *source_text,
+					JumbleState *jstate, bool toplevel)
 {
+	NgKey		key;
 	NgLocalEntry *le;
 	NgSharedPartition *part;
+	NgTextSource src;
 
 	if (!ng_slots_attach())
 		return;
-	le = local_entry_of(key);
+	ng_key_set(&key, query->queryId, toplevel);
+	le = local_entry_of(&key);
 	part = ng_partition(le->hash);
 
 	/*
@@ -491,5 +550,11 @@ ng_slots_note_parse(const NgKey *key, const NgTextSource *src)
 	 */
 	if (likely(text_settled(le, part)))
 		return;
-	slots_note_parse_text(le, part, key, src);
+	src.query = source_text;
+	src.location = query->stmt_location;
+	src.len = query->stmt_len;
+	src.jstate = jstate;
+	src.utility = (query->utilityStmt != NULL);
+	slots_note_parse_text(le, part, &key, &src);
+	ng_log_losses();
 }

@@ -348,15 +348,17 @@ local_entry(const NgKey *key, uint32 hash)
 }
 
 /*
- * local_entry_of
+ * local_entry_recent, local_entry_of
  *		local_entry(key), without hashing or probing when the key was looked
  *		up since the local map last changed and its place in the cache of
  *		recent keys was not taken since: a statement's parse and its
  *		execution look up the same key, and a backend runs the same few
- *		statements over and over.
+ *		statements over and over.  local_entry_recent only looks in that
+ *		cache (NULL if the key is not there); local_entry_of then looks
+ *		the key up, adding it if it is new.
  */
 static inline NgLocalEntry *
-local_entry_of(const NgKey *key)
+local_entry_recent(const NgKey *key)
 {
 	NgRecentKey *recent = &ngs_recent_keys[key->queryid % NG_RECENT_KEYS];
 	NgLocalEntry *le = recent->le;
@@ -368,7 +370,19 @@ local_entry_of(const NgKey *key)
 	if (likely(recent->version == ngs_map_version) &&
 		le->status == nglocal_SH_IN_USE && ng_key_equal(&le->key, key))
 		return le;
+	return NULL;
+}
+
+static inline NgLocalEntry *
+local_entry_of(const NgKey *key)
+{
+	NgRecentKey *recent;
+	NgLocalEntry *le = local_entry_recent(key);
+
+	if (likely(le != NULL))
+		return le;
 	le = local_entry(key, ng_key_hash(key));
+	recent = &ngs_recent_keys[key->queryid % NG_RECENT_KEYS];
 	recent->le = le;
 	recent->version = ngs_map_version;
 	return le;

@@ -191,12 +191,17 @@ timer_forget(void *arg)
 		ng_timer_close_above(t);
 		timer_failed(t);
 	}
-	if (t->prev)
-		t->prev->next = t->next;
-	else
+	/* usually the newest: executions end in the order they nest */
+	if (likely(ng_exec_timers == t))
 		ng_exec_timers = t->next;
-	if (t->next)
-		t->next->prev = t->prev;
+	else
+	{
+		NgExecTimer *before = ng_exec_timers;
+
+		while (before->next != t)
+			before = before->next;
+		before->next = t->next;
+	}
 	if (t->pool_index >= 0)
 		ng_timer_pool_used &= ~(((uint32) 1) << t->pool_index);
 }

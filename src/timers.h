@@ -58,8 +58,7 @@ typedef struct NgExecTimer
 	QueryDesc  *queryDesc;
 	uint64		queryid;		/* queryDesc's, for a failure noted once the
 								 * QueryDesc is gone */
-	struct NgExecTimer *prev;	/* the list of live timers */
-	struct NgExecTimer *next;
+	struct NgExecTimer *next;	/* the list of live timers */
 	MemoryContextCallback forget;	/* the query's memory goes: forget it */
 	ErrorContextCallback on_error;	/* in error_context_stack while open */
 	int			pool_index;		/* in ng_timer_pool, or -1 */
@@ -130,10 +129,7 @@ ng_timer_begin(QueryDesc *queryDesc)
 	t->windows = 0;
 	INSTR_TIME_SET_ZERO(t->counter);
 	t->wal_written = false;
-	t->prev = NULL;
 	t->next = ng_exec_timers;
-	if (ng_exec_timers)
-		ng_exec_timers->prev = t;
 	ng_exec_timers = t;
 	MemoryContextRegisterResetCallback(cxt, &t->forget);
 }
