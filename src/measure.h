@@ -42,14 +42,16 @@ extern int	ng_utility_depth;
 /*
  * ng_walusage_equal
  *		No WAL usage between two snapshots of pgWalUsage, told by its record
- *		count alone: core changes every other field only while it inserts a
- *		record, in the same call that counts it (XLogInsertRecord: the bytes
- *		and full-page images with the record; wal_buffers_full where the
- *		insertion writes out a full WAL buffer, before it counts the record,
- *		in a critical section, which no error leaves but a PANIC).  A
- *		snapshot is never taken inside that call, so between two snapshots
- *		either the record count moved or nothing did.  The assertion stops
- *		the build when a field is added, for this to be checked again.
+ *		count alone.  Core moves the other fields only in the call that
+ *		inserts a record and counts it (XLogInsertRecord): the bytes and
+ *		full-page images with the count; wal_buffers_full (18) earlier in
+ *		that call, where the insertion writes out a full WAL buffer
+ *		(AdvanceXLInsertBuffer, which a backend reaches only from there: the
+ *		walwriter's opportunistic call writes nothing), within the insertion's
+ *		critical section or steps that fail only with a PANIC.  A snapshot is
+ *		never taken inside that call, so between two snapshots either the
+ *		record count moved or nothing did.  The assertion stops the build
+ *		when WalUsage gains a field, for this to be checked again.
  */
 StaticAssertDecl(sizeof(WalUsage) == (3 + NG_HAVE_WAL_BUFFERS_FULL) * sizeof(int64),
 				 "ng_walusage_equal knows every field of WalUsage");
