@@ -368,8 +368,8 @@ slots_count_slow(NgLocalEntry *le, const NgSample *sample,
 
 /*
  * slot_count_plain
- *		The usual count, with no call (ng_slots_count then needs no stack
- *		frame): a plain sample (ng_sample_is_plain) of le, whose slot is
+ *		The usual count, with no call (ng_slots_count's only calls are then
+ *		tail calls): a plain sample (ng_sample_is_plain) of le, whose slot is
  *		bound and untouched by a reset since it last looked, and has a cell
  *		with room for the sample's bucket, with cells left in the pool.
  *		Returns false, having written nothing, in any other case.  Returns
