@@ -8,9 +8,10 @@
  * safely (a PG_CATCH block, an abort callback, a memory context going: see
  * timers.h), so they are only noted there, in a small static array, and
  * recorded later, when the transaction (or subtransaction) has been
- * aborted, or at the next hook call, whichever comes first.  Recording uses the ordinary slot path
- * (slots.c), as a sample that adds to the failure counters and not to
- * calls, since pg_stat_statements counts successful executions only.
+ * aborted, or at the next hook call, whichever comes first.  Recording
+ * uses the ordinary slot path (slots.c), as a sample that adds to the
+ * failure counters and not to calls, since pg_stat_statements counts
+ * successful executions only.
  *
  * Failures are never taken from emit_log_hook: a hook that runs inside
  * error reporting and takes locks is a known source of self-deadlocks.
