@@ -30,6 +30,7 @@ def write_markdown(path, meta, defs, plan, contenders, runs, summary, cg, rc, pl
     md_header(L, meta, runs)
     if summary:
         md_throughput(L, contenders, summary)
+        md_cpu(L, contenders, summary)
         md_losses(L, contenders, summary)
         if plot:
             L.append("![tps ratio to no extension](%s)" % os.path.basename(plot))
@@ -83,6 +84,40 @@ def md_throughput(L, contenders, summary):
             cells.append(fmt_ratio(cs.get("ng", {}).get("ratio_pgss")))
         if "ng" in contenders and "ngbase" in contenders:
             cells.append(fmt_ratio(cs.get("ng", {}).get("ratio_ngbase")))
+        L.append("| " + " | ".join(cells) + " |")
+    L.append("")
+
+
+def md_cpu(L, contenders, summary):
+    """CPU per transaction and its paired ratios, when the runs have it."""
+    if not any("cpu_us_per_tx_median" in e for row in summary
+               for e in row["contenders"].values()):
+        return
+    L.append("## CPU per transaction (server and pgbench, user and system)")
+    L.append("")
+    L.append("CPU time of the postmaster's tree and of pgbench over the run, "
+             "divided by the transactions pgbench processed; the ratios are "
+             "the base's CPU per transaction over the contender's (above 1: "
+             "cheaper), medians of per-round paired ratios (min-max). Unlike "
+             "tps, this does not move with the time the machine gives to "
+             "other guests or leaves idle.")
+    L.append("")
+    others = [c for c in contenders if c != "none" and "none" in contenders]
+    hdr = ["workload"] + ["%s us/tx" % c for c in contenders]
+    hdr += ["%s / none" % c for c in others]
+    if "ng" in contenders and "pgss" in contenders:
+        hdr.append("ng / pgss")
+    L.append("| " + " | ".join(hdr) + " |")
+    L.append("|" + "---|" * len(hdr))
+    for row in summary:
+        cs = row["contenders"]
+        cells = [row["workload"]]
+        cells += ["%.1f" % cs[c]["cpu_us_per_tx_median"]
+                  if "cpu_us_per_tx_median" in cs.get(c, {}) else ""
+                  for c in contenders]
+        cells += [fmt_ratio(cs.get(c, {}).get("cpu_ratio_none")) for c in others]
+        if "ng" in contenders and "pgss" in contenders:
+            cells.append(fmt_ratio(cs.get("ng", {}).get("cpu_ratio_pgss")))
         L.append("| " + " | ".join(cells) + " |")
     L.append("")
 

@@ -6,11 +6,37 @@ results.md and the plot show.  Used by a run and by --resummarize.
 from collections import Counter
 
 from .common import median
+from .cpu import TICK
+
+
+def cpu_us_per_tx(r):
+    """CPU (user and system, server and pgbench) per transaction of a run,
+    in microseconds, or None for a run recorded without it."""
+    if not r.get("transactions") or r.get("cpu_ticks") is None:
+        return None
+    return r["cpu_ticks"] * 1e6 / TICK / r["transactions"]
+
+
+def paired(pairs, value):
+    """Median, min, max and values of value(a) / value(b) over the pairs
+    for which both are known, or None."""
+    ratios = []
+    for a, b in pairs:
+        va, vb = value(a), value(b)
+        if va and vb:
+            ratios.append(va / vb)
+    if not ratios:
+        return None
+    return {"median": median(ratios), "min": min(ratios), "max": max(ratios),
+            "values": ratios, "n": len(ratios)}
 
 
 def summarize(runs, contenders, plan, max_foreign=1.0):
     """Per workload and contender: median tps, paired ratios to none (and
-    ng/pgss, ng/ngbase) over the rounds, summed wait events, dealloc/entries medians.
+    ng/pgss, ng/ngbase) over the rounds, the same for CPU per transaction
+    (cpu_ratio_*: the base's CPU per transaction over the contender's, so
+    that above 1 means cheaper, as for tps), summed wait events,
+    dealloc/entries medians.
     A run during which other processes took more than max_foreign of the
     CPU (it was run again and still disturbed) is left out of the medians
     and of the pairs it belongs to, unless that leaves nothing."""
@@ -42,15 +68,19 @@ def summarize(runs, contenders, plan, max_foreign=1.0):
                          for i in range(1, rounds + 1)
                          if (wname, c, i) in by and (wname, base, i) in by]
                 good = [(a, b) for a, b in pairs if clean(a) and clean(b)] or pairs
-                ratios = [a["tps"] / b["tps"] for a, b in good]
-                if ratios:
-                    ent["ratio_" + base] = {"median": median(ratios),
-                                            "min": min(ratios), "max": max(ratios),
-                                            "values": ratios, "n": len(ratios)}
+                tps_ratio = paired(good, lambda r: r["tps"])
+                if tps_ratio:
+                    ent["ratio_" + base] = tps_ratio
+                cpu_ratio = paired([(b, a) for a, b in good], cpu_us_per_tx)
+                if cpu_ratio:
+                    ent["cpu_ratio_" + base] = cpu_ratio
             w = Counter()
             for r in rs_all:
                 w.update(r["waits"])
             ent["waits"] = dict(w.most_common())
+            cpu = [v for v in map(cpu_us_per_tx, rs) if v]
+            if cpu:
+                ent["cpu_us_per_tx_median"] = median(cpu)
             ent["foreign_cpu_median"] = median([r.get("foreign_cpu", 0) for r in rs_all])
             for key in ("dealloc", "entries", "entries_refused",
                         "counts_discarded", "lock_misses", "texts_dropped"):

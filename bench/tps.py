@@ -21,6 +21,7 @@ from .waits import WaitSampler
 TPS_RE = re.compile(r"^tps = ([0-9.]+) \((?:without initial connection time|"
                     r"excluding connections establishing)\)", re.M)
 FAILED_RE = re.compile(r"number of failed transactions: (\d+)")
+TX_RE = re.compile(r"number of transactions actually processed: (\d+)")
 
 
 def pgbench_cmds(tree, cluster, wl, duration, scriptdir, cores):
@@ -80,6 +81,7 @@ def one_run(tree, cluster, wname, wl, duration, scriptdir, cores, logdir, tag, a
         foreign = max(0.0, ((busy1 - busy0) - (ours1 - ours0)) / float(max(1, total1 - total0)))
         tps = 0.0
         failed = 0
+        transactions = 0
         with open(os.path.join(logdir, "pgbench-%s.log" % tag), "w") as f:
             for cmd, p, (out, err) in zip(cmds, procs, outs):
                 f.write(" ".join(cmd) + "\n" + out + err + "\n")
@@ -90,9 +92,12 @@ def one_run(tree, cluster, wname, wl, duration, scriptdir, cores, logdir, tag, a
                 tps += float(m.group(1))
                 fm = FAILED_RE.search(out)
                 failed += int(fm.group(1)) if fm else 0
+                tm = TX_RE.search(out)
+                transactions += int(tm.group(1)) if tm else 0
         info = cluster.ext_info()
         res = {"tps": tps, "elapsed": round(elapsed, 2), "failed": failed,
                "foreign_cpu": round(foreign, 3), "busy_before": busy_before,
+               "cpu_ticks": ours1 - ours0, "transactions": transactions,
                "idle_waited": waited,
                "waits": dict(waits.most_common()), "wait_samples": sampler.samples,
                "sampler_error": sampler.error}
