@@ -99,8 +99,7 @@ def md_cpu(L, contenders, summary):
              "divided by the transactions pgbench processed; the ratios are "
              "the base's CPU per transaction over the contender's (above 1: "
              "cheaper), medians of per-round paired ratios (min-max). Unlike "
-             "tps, this does not move with the time the machine gives to "
-             "other guests or leaves idle.")
+             "tps, this does not move with the time the machine leaves idle.")
     L.append("")
     others = [c for c in contenders if c != "none" and "none" in contenders]
     hdr = ["workload"] + ["%s us/tx" % c for c in contenders]
