@@ -60,32 +60,41 @@ def md_header(L, meta, runs):
     L.append("")
 
 
+def ratio_columns(contenders):
+    """A table's ratio columns, as (header, contender, base): each
+    contender against none, then ours against contrib and against ngbase."""
+    cols = [("%s / none" % c, c, "none") for c in contenders
+            if c != "none" and "none" in contenders]
+    for base in ("pgss", "ngbase"):
+        if "ng" in contenders and base in contenders:
+            cols.append(("ng / %s" % base, "ng", base))
+    return cols
+
+
+def md_table(L, hdr, rows):
+    L.append("| " + " | ".join(hdr) + " |")
+    L.append("|" + "---|" * len(hdr))
+    for cells in rows:
+        L.append("| " + " | ".join(cells) + " |")
+    L.append("")
+
+
 def md_throughput(L, contenders, summary):
     """Median tps and ratios per workload."""
     L.append("## Throughput (tps, median over rounds)")
     L.append("")
-    hdr = ["workload", "rounds"] + ["%s tps" % c for c in contenders]
-    hdr += ["%s / none" % c for c in contenders if c != "none" and "none" in contenders]
-    if "ng" in contenders and "pgss" in contenders:
-        hdr.append("ng / pgss")
-    if "ng" in contenders and "ngbase" in contenders:
-        hdr.append("ng / ngbase")
-    L.append("| " + " | ".join(hdr) + " |")
-    L.append("|" + "---|" * len(hdr))
+    cols = ratio_columns(contenders)
+    rows = []
     for row in summary:
         cs = row["contenders"]
         used = min(e.get("runs_used", row["rounds"]) for e in cs.values())
         cells = [row["workload"], str(row["rounds"]) +
                  ("" if used == row["rounds"] else " (%d clean)" % used)]
         cells += ["%.0f" % cs[c]["tps_median"] if c in cs else "" for c in contenders]
-        cells += [fmt_ratio(cs.get(c, {}).get("ratio_none"))
-                  for c in contenders if c != "none" and "none" in contenders]
-        if "ng" in contenders and "pgss" in contenders:
-            cells.append(fmt_ratio(cs.get("ng", {}).get("ratio_pgss")))
-        if "ng" in contenders and "ngbase" in contenders:
-            cells.append(fmt_ratio(cs.get("ng", {}).get("ratio_ngbase")))
-        L.append("| " + " | ".join(cells) + " |")
-    L.append("")
+        cells += [fmt_ratio(cs.get(c, {}).get("ratio_" + base)) for _, c, base in cols]
+        rows.append(cells)
+    md_table(L, ["workload", "rounds"] + ["%s tps" % c for c in contenders] +
+             [h for h, _, _ in cols], rows)
 
 
 def md_cpu(L, contenders, summary):
@@ -101,24 +110,18 @@ def md_cpu(L, contenders, summary):
              "cheaper), medians of per-round paired ratios (min-max). Unlike "
              "tps, this does not move with the time the machine leaves idle.")
     L.append("")
-    others = [c for c in contenders if c != "none" and "none" in contenders]
-    hdr = ["workload"] + ["%s us/tx" % c for c in contenders]
-    hdr += ["%s / none" % c for c in others]
-    if "ng" in contenders and "pgss" in contenders:
-        hdr.append("ng / pgss")
-    L.append("| " + " | ".join(hdr) + " |")
-    L.append("|" + "---|" * len(hdr))
+    cols = ratio_columns(contenders)
+    rows = []
     for row in summary:
         cs = row["contenders"]
         cells = [row["workload"]]
         cells += ["%.1f" % cs[c]["cpu_us_per_tx_median"]
                   if "cpu_us_per_tx_median" in cs.get(c, {}) else ""
                   for c in contenders]
-        cells += [fmt_ratio(cs.get(c, {}).get("cpu_ratio_none")) for c in others]
-        if "ng" in contenders and "pgss" in contenders:
-            cells.append(fmt_ratio(cs.get("ng", {}).get("cpu_ratio_pgss")))
-        L.append("| " + " | ".join(cells) + " |")
-    L.append("")
+        cells += [fmt_ratio(cs.get(c, {}).get("cpu_ratio_" + base)) for _, c, base in cols]
+        rows.append(cells)
+    md_table(L, ["workload"] + ["%s us/tx" % c for c in contenders] +
+             [h for h, _, _ in cols], rows)
 
 
 def md_losses(L, contenders, summary):
