@@ -53,6 +53,26 @@ ng_slots_attach(void)
 }
 
 /*
+ * slot_cell_with_room
+ *		My slot i's cell for samples of kind in bucket, found through the
+ *		index, if it has room for one more; else NG_NO_CELL (no index, no
+ *		such cell yet, or a full one: ng_slot_hist_count_new's cases).
+ */
+static inline uint16
+slot_cell_with_room(int i, int kind, int bucket)
+{
+	uint16	   *index = slot_cell_index(i);
+	uint16		at;
+
+	if (unlikely(index == NULL))
+		return NG_NO_CELL;
+	at = index[kind * NG_HIST_BUCKETS + bucket];
+	if (unlikely(at != NG_NO_CELL && ngs_pool[at].count == PG_UINT32_MAX))
+		return NG_NO_CELL;
+	return at;
+}
+
+/*
  * slot_hist_count
  *		Count one sample of kind in bucket in slot's (my slot i's) cells:
  *		inline when the index has a cell of that bucket with room (the
@@ -63,18 +83,12 @@ ng_slots_attach(void)
 static inline bool
 slot_hist_count(NgSlot *slot, int i, int kind, int bucket)
 {
-	uint16	   *index = slot_cell_index(i);
+	uint16		at = slot_cell_with_room(i, kind, bucket);
 
-	if (likely(index != NULL))
+	if (likely(at != NG_NO_CELL))
 	{
-		uint16		at = index[kind * NG_HIST_BUCKETS + bucket];
-
-		if (likely(at != NG_NO_CELL) &&
-			likely(ngs_pool[at].count < PG_UINT32_MAX))
-		{
-			ngs_pool[at].count++;
-			return false;
-		}
+		ngs_pool[at].count++;
+		return false;
 	}
 	return ng_slot_hist_count_new(slot, i, kind, bucket);
 }
@@ -384,7 +398,6 @@ slot_count_plain(NgLocalEntry *le, const NgSample *sample,
 	int			i = le->slot;
 	NgLocalSlot *ls;
 	NgSharedPartition *part;
-	uint16	   *index;
 	uint16		at;
 	NgSlot	   *slot;
 
@@ -395,11 +408,8 @@ slot_count_plain(NgLocalEntry *le, const NgSample *sample,
 	part = &ng_shared->partitions[ng_partition_of_hash(le->hash)];
 	if (ls->entry == NULL || unlikely(part->reset_epoch != ls->reset_epoch))
 		return false;
-	index = slot_cell_index(i);
-	if (unlikely(index == NULL))
-		return false;
-	at = index[sample->kind * NG_HIST_BUCKETS + ng_hist_bucket(sample->time)];
-	if (unlikely(at == NG_NO_CELL || ngs_pool[at].count == PG_UINT32_MAX))
+	at = slot_cell_with_room(i, sample->kind, ng_hist_bucket(sample->time));
+	if (unlikely(at == NG_NO_CELL))
 		return false;
 
 	if (sample->kind == NG_EXEC)
