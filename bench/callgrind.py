@@ -14,7 +14,19 @@ from .workloads import (churn_statements, fill_statements, multi_transaction,
 
 # ---------------------------------------------------------------- callgrind part
 
-COLLECTED_RE = re.compile(r"Collected : (\d+)")
+COLLECTED_RE = re.compile(r"Collected : ([\d ]+)")
+EVENTS_RE = re.compile(r"Events +: ([\w ]+)")
+
+
+def collected_events(stderr):
+    """valgrind's totals, {event: count} (Ir, and with --cache-sim=yes the
+    cache events: D1mr, D1mw, ...), from its stderr; None if it gave none."""
+    m = COLLECTED_RE.search(stderr)
+    if not m:
+        return None
+    e = EVENTS_RE.search(stderr)
+    names = e.group(1).split() if e else ["Ir"]
+    return dict(zip(names, (int(v) for v in m.group(1).split())))
 
 # ours' work that runs by the clock, once a second (ng_slots_maintenance):
 # under valgrind a statement takes some 50 times longer, so each of its runs
@@ -92,19 +104,26 @@ def callgrind_part(args, tree, clusters, outdir, workdir):
     for c, cl in clusters.items():
         cl.write_run_conf(cl.ext_settings(500 if new else 5000))
         counts = {}
+        d1_misses = {}
         timed = {}
         for k, path in inputs.items():
             out = os.path.join(cgdir, "callgrind.out.%s-%d" % (c, k))
             # one command per line (no -j): each statement is its own
             # exec_simple_query, with its own transaction, as from a client
-            cmd = as_pg(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out,
-                         cl.tree.bin("postgres"), "--single", "-D", cl.data, "postgres"])
+            cmd = as_pg(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out]
+                        + (["--cache-sim=yes"] if args.callgrind_cache_sim else [])
+                        + [cl.tree.bin("postgres"), "--single", "-D", cl.data, "postgres"])
             with open(path) as inp:
                 p = run(cmd, stdin=inp, check=False)
-            m = COLLECTED_RE.search(p.stderr)
-            if not m:
+            events = collected_events(p.stderr)
+            if not events or "Ir" not in events:
                 raise RuntimeError("callgrind gave no count for %s:\n%s" % (c, p.stderr[-2000:]))
-            counts[k] = int(m.group(1))
+            counts[k] = events["Ir"]
+            if args.callgrind_cache_sim:
+                if "D1mr" not in events or "D1mw" not in events:
+                    raise RuntimeError("callgrind simulated no cache for %s:\n%s"
+                                       % (c, p.stderr[-2000:]))
+                d1_misses[k] = events["D1mr"] + events["D1mw"]
             timed[k] = inclusive_of(out, TIMED_FUNCTION)
             if k == 3 * n:
                 ann = run(["callgrind_annotate", "--inclusive=yes", out], check=False)
@@ -116,8 +135,15 @@ def callgrind_part(args, tree, clusters, outdir, workdir):
                                 "timed": (timed[3 * n] - timed[n]) / (2.0 * n)}
         log("callgrind %-5s %8.0f instructions per statement (%.0f of them "
             "maintenance, by the clock)" % (c, per, res["contenders"][c]["timed"]))
+        if d1_misses:
+            d1 = (d1_misses[3 * n] - d1_misses[n]) / (2.0 * n)
+            res["contenders"][c]["d1_misses"] = d1
+            log("callgrind %-5s %8.1f first-level data cache misses per statement "
+                "(simulated)" % (c, d1))
     base = res["contenders"].get("none")
     if base:
         for c, e in res["contenders"].items():
             e["added"] = e["per_statement"] - base["per_statement"]
+            if "d1_misses" in e and "d1_misses" in base:
+                e["d1_added"] = e["d1_misses"] - base["d1_misses"]
     return res

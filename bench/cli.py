@@ -76,6 +76,11 @@ def build_parser(description):
                          "EXECUTEd) or churn (the churn workload's mix, "
                          "max = 5000, after 5000 statements that fill the table "
                          "and 10,000 of the mix that put the hot ones in place)")
+    ap.add_argument("--callgrind-cache-sim", action="store_true",
+                    help="also simulate the caches (valgrind --cache-sim=yes): "
+                         "first-level data cache misses per statement, a "
+                         "count of the cache lines a statement touches that "
+                         "the statements before it pushed out (slower)")
     ap.add_argument("--readcost-sizes", default="5000,100000")
     ap.add_argument("--readcost-holders", type=int, default=50)
     ap.add_argument("--readcost-per-holder", type=int, default=100)

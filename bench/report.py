@@ -196,13 +196,18 @@ def md_callgrind(L, cg):
                 "`%s`" % cg["statement"] if cg.get("set", "select1") == "select1"
                 else cg["statement"]))
     L.append("")
+    sim = any("d1_misses" in e for e in cg["contenders"].values())
     L.append("| contender | instructions per statement | added over none "
-             "| of which maintenance by the clock |")
-    L.append("|---|---|---|---|")
+             "| of which maintenance by the clock |"
+             + (" D1 misses per statement (simulated) | added over none |" if sim else ""))
+    L.append("|---|---|---|---|" + ("---|---|" if sim else ""))
     for c, e in cg["contenders"].items():
         L.append("| %s | %.0f | %s | %s |" % (
             c, e["per_statement"], "%+.0f" % e["added"] if "added" in e else "",
-            "%.0f" % e["timed"] if e.get("timed") else ""))
+            "%.0f" % e["timed"] if e.get("timed") else "")
+            + (" %s | %s |" % ("%.1f" % e["d1_misses"] if "d1_misses" in e else "",
+                              "%+.1f" % e["d1_added"] if "d1_added" in e else "")
+               if sim else ""))
     ng, pgss = cg["contenders"].get("ng"), cg["contenders"].get("pgss")
     if ng and pgss and "added" in ng and pgss.get("added"):
         L.append("")
