@@ -232,7 +232,7 @@ ng_count_stat(int64 *field, int64 n)
 }
 
 /* losses this backend noted and has not yet logged (bit per NgLoss) */
-uint32		ng_pending_loss_logs = 0;
+NG_HOT uint32 ng_pending_loss_logs = 0;
 
 /*
  * ng_note_loss

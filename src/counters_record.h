@@ -53,7 +53,13 @@ ng_counters_record_time(NgCounters *c, int k, double t)
 	}
 }
 
-/* the block counts between two snapshots of pgBufferUsage */
+/*
+ * ng_counters_record_blocks_since
+ *		The block counts between two snapshots of pgBufferUsage.  The local
+ *		and temporary ones, zero for most statements, are added only when
+ *		one is not: a count straight into a shared entry then leaves their
+ *		cache line alone (store.h, NgSharedEntry's layout).
+ */
 static pg_attribute_always_inline void
 ng_counters_record_blocks_since(NgCounters *c, const BufferUsage *end,
 								const BufferUsage *start)
@@ -62,6 +68,13 @@ ng_counters_record_blocks_since(NgCounters *c, const BufferUsage *end,
 	c->shared_blks_read += end->shared_blks_read - start->shared_blks_read;
 	c->shared_blks_dirtied += end->shared_blks_dirtied - start->shared_blks_dirtied;
 	c->shared_blks_written += end->shared_blks_written - start->shared_blks_written;
+	if (((end->local_blks_hit ^ start->local_blks_hit) |
+		 (end->local_blks_read ^ start->local_blks_read) |
+		 (end->local_blks_dirtied ^ start->local_blks_dirtied) |
+		 (end->local_blks_written ^ start->local_blks_written) |
+		 (end->temp_blks_read ^ start->temp_blks_read) |
+		 (end->temp_blks_written ^ start->temp_blks_written)) == 0)
+		return;
 	c->local_blks_hit += end->local_blks_hit - start->local_blks_hit;
 	c->local_blks_read += end->local_blks_read - start->local_blks_read;
 	c->local_blks_dirtied += end->local_blks_dirtied - start->local_blks_dirtied;

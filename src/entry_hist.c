@@ -40,7 +40,7 @@
 
 /* backend-local: groups allocated and not yet in an entry */
 static dsa_pointer spares[NG_HIST_SPARES_MAX];
-int			ng_hist_nspares = 0;
+NG_HOT int	ng_hist_nspares = 0;
 
 /*
  * ng_hist_spares_fill
@@ -80,7 +80,7 @@ entry_group(NgSharedEntry *entry, uint32 bit)
 {
 	if ((entry->hist_mask & bit) == 0)
 		return NULL;
-	if (entry->hist_first_bit == bit)
+	if (ng_entry_hist_first_bit(entry) == bit)
 		return entry->hist_first;
 	for (dsa_pointer dp = entry->hist_groups; DsaPointerIsValid(dp);)
 	{
@@ -105,7 +105,7 @@ ng_entry_hist_fits(const NgSharedEntry *entry, uint32 need)
 {
 	int			lacking = pg_popcount32(need & ~entry->hist_mask);
 
-	if (entry->hist_first_bit == 0 && lacking > 0)
+	if (entry->hist_first_group == 0 && lacking > 0)
 		lacking--;				/* the first goes in the entry itself */
 	return lacking <= ng_hist_nspares;
 }
@@ -123,10 +123,10 @@ ng_entry_hist_add(NgSharedEntry *entry, int kind, int bucket, uint64 count)
 	uint32		bit = ng_hist_group_bit(kind, bucket);
 	uint64	   *counts = entry_group(entry, bit);
 
-	if (counts == NULL && entry->hist_first_bit == 0)
+	if (counts == NULL && entry->hist_first_group == 0)
 	{
 		/* the entry's first group: in the entry itself */
-		entry->hist_first_bit = bit;
+		entry->hist_first_group = pg_rightmost_one_pos32(bit) + 1;
 		memset(entry->hist_first, 0, sizeof(entry->hist_first));
 		entry->hist_mask |= bit;
 		counts = entry->hist_first;
@@ -173,7 +173,7 @@ ng_entry_hist_free(NgSharedEntry *entry)
 	}
 	entry->hist_groups = InvalidDsaPointer;
 	entry->hist_mask = 0;
-	entry->hist_first_bit = 0;
+	entry->hist_first_group = 0;
 }
 
 /*
@@ -193,13 +193,14 @@ ng_entry_hist_copy(const NgSharedEntry *entry, uint64 *buf)
 	if (!DsaPointerIsValid(entry->hist_groups))
 	{
 		/* no group, or the one in the entry */
-		Assert(view.mask == entry->hist_first_bit);
+		Assert(view.mask == ng_entry_hist_first_bit(entry));
 		view.groups = entry->hist_first;
 		return view;
 	}
 	view.groups = buf;
-	if (entry->hist_first_bit != 0)
-		memcpy(buf + pg_popcount32(view.mask & (entry->hist_first_bit - 1)) *
+	if (entry->hist_first_group != 0)
+		memcpy(buf + pg_popcount32(view.mask &
+								   (ng_entry_hist_first_bit(entry) - 1)) *
 			   NG_HIST_GROUP_SIZE, entry->hist_first, NG_HIST_GROUP_BYTES);
 	for (dsa_pointer dp = entry->hist_groups; DsaPointerIsValid(dp);)
 	{

@@ -50,7 +50,7 @@ static bool flushing = false;
 static void failures_record_all(NgTextSource *src, volatile bool *recording);
 
 /* true while anything is noted and not yet recorded (see ng_failures_flush) */
-bool		ng_failures_pending = false;
+NG_HOT bool ng_failures_pending = false;
 
 /*
  * ng_failure_classify

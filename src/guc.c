@@ -40,17 +40,17 @@
 
 /* the values in effect, read by the extension (set by the assign hooks) */
 int			ng_max = 5000;
-int			ng_track = NG_TRACK_TOP;
-int			ng_track_depth = 1;
+NG_HOT int	ng_track = NG_TRACK_TOP;
+NG_HOT int	ng_track_depth = 1;
 bool		ng_track_utility = true;
-bool		ng_track_planning = false;
+NG_HOT bool ng_track_planning = false;
 bool		ng_save = true;
 int			ng_query_text_memory_kb = 64 * 1024;
 int			ng_slots_per_backend = 64;
 #ifdef USE_ASSERT_CHECKING
 bool		ng_debug_fail_at_exit = false;
 #endif
-double		ng_sample_rate = 1.0;
+NG_HOT double ng_sample_rate = 1.0;
 int			ng_admission = NG_ADMIT_RECURRING;
 
 /*

@@ -33,8 +33,10 @@ StaticAssertDecl(NG_HIST_BUCKETS == 256,
 
 /* the table ng_hist_bucket (hist.h) reads: see there */
 double		ng_hist_bounds[NG_HIST_BUCKETS];
-int			ng_hist_slice_base;
-const uint8 *ng_hist_slice_bucket = NULL;
+NG_HOT int	ng_hist_slice_base;
+NG_HOT double ng_hist_first_bound;
+NG_HOT double ng_hist_last_bound;
+NG_HOT const uint8 *ng_hist_slice_bucket = NULL;
 static int	nslices;
 
 /* by the definition: the largest b with ng_hist_bounds[b] <= ms, 0 if none */
@@ -64,6 +66,8 @@ ng_hist_init(void)
 	ng_hist_bounds[0] = 0.0;
 	for (int b = 1; b < NG_HIST_BUCKETS; b++)
 		ng_hist_bounds[b] = ng_hist_lower(b);
+	ng_hist_first_bound = ng_hist_bounds[1];
+	ng_hist_last_bound = ng_hist_bounds[NG_HIST_BUCKETS - 1];
 	ng_hist_slice_base = NG_HIST_SLICE(ng_hist_bounds[1]);
 	nslices = NG_HIST_SLICE(ng_hist_bounds[NG_HIST_BUCKETS - 1]) -
 		ng_hist_slice_base + 1;

@@ -103,8 +103,12 @@ typedef struct NgHistCell
  * holds the bucket of each slice's lowest value, and a duration is in that
  * bucket or the next.  Slices from NG_HIST_MIN_MS's to the last bound's.
  * ng_hist_bounds[b] = ng_hist_lower(b) for b >= 1; [0] is never read.
+ * ng_hist_first_bound and ng_hist_last_bound are copies of [1] and of the
+ * last, read by every sample, on the hooks' cache lines (NG_HOT).
  */
 extern double ng_hist_bounds[NG_HIST_BUCKETS];
+extern double ng_hist_first_bound;
+extern double ng_hist_last_bound;
 extern int	ng_hist_slice_base;
 extern const uint8 *ng_hist_slice_bucket;
 extern void ng_hist_init(void);
@@ -131,9 +135,9 @@ ng_hist_bucket(double ms)
 	int			b;
 
 	Assert(ng_hist_slice_bucket != NULL);
-	if (!(ms >= ng_hist_bounds[1])) /* also NaN */
+	if (!(ms >= ng_hist_first_bound))	/* also NaN */
 		return 0;
-	if (unlikely(ms >= ng_hist_bounds[NG_HIST_BUCKETS - 1]))
+	if (unlikely(ms >= ng_hist_last_bound))
 		return NG_HIST_BUCKETS - 1;
 	b = ng_hist_slice_bucket[NG_HIST_SLICE(ms) - ng_hist_slice_base];
 	/* b < NG_HIST_BUCKETS - 1 here: ms is below the last bound */

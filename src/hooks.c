@@ -59,12 +59,12 @@ PG_MODULE_MAGIC;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
-static post_parse_analyze_hook_type prev_post_parse_analyze_hook = NULL;
-static planner_hook_type prev_planner_hook = NULL;
-static ExecutorStart_hook_type prev_ExecutorStart = NULL;
-static ExecutorRun_hook_type prev_ExecutorRun = NULL;
-static ExecutorFinish_hook_type prev_ExecutorFinish = NULL;
-static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
+NG_HOT static post_parse_analyze_hook_type prev_post_parse_analyze_hook = NULL;
+NG_HOT static planner_hook_type prev_planner_hook = NULL;
+NG_HOT static ExecutorStart_hook_type prev_ExecutorStart = NULL;
+NG_HOT static ExecutorRun_hook_type prev_ExecutorRun = NULL;
+NG_HOT static ExecutorFinish_hook_type prev_ExecutorFinish = NULL;
+NG_HOT static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
 
 PGDLLEXPORT void _PG_init(void);
 

@@ -22,7 +22,7 @@
 #include "guc.h"
 #include "measure.h"
 
-int			ng_nesting_level = 0;
+NG_HOT int	ng_nesting_level = 0;
 int			ng_utility_depth = 0;
 
 /*
@@ -57,8 +57,8 @@ int			ng_utility_depth = 0;
 static int	subxact_level[NG_SUBXACT_LEVELS];
 
 /* the sampling decision of the current top-level statement */
-static TimestampTz sample_decided_for = 0;
-static bool sample_in = true;
+NG_HOT static TimestampTz sample_decided_for = 0;
+NG_HOT static bool sample_in = true;
 
 /*
  * ng_measure_subxact_start

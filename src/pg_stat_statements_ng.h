@@ -34,6 +34,21 @@
 
 #define NG_NAME					"pg_stat_statements_ng"
 
+/*
+ * NG_HOT marks the definition of a backend-local variable that the hooks
+ * read or write for every tracked statement.  All of them go to one
+ * section of the library (an ELF section the linker gathers whole, named
+ * without a dot so that it is not merged into .data file by file), so that
+ * a statement whose backend was switched out finds them on a few cache
+ * lines instead of one line each, spread over the whole data segment
+ * (docs/design.md, "Cache lines").  Only a placement: elsewhere, nothing.
+ */
+#if defined(__ELF__) && (defined(__GNUC__) || defined(__clang__))
+#define NG_HOT					__attribute__((section("ng_hot")))
+#else
+#define NG_HOT
+#endif
+
 /* The key of a statistics row: one per (user, database, queryid, toplevel) */
 typedef struct NgKey
 {

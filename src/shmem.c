@@ -28,8 +28,8 @@
 
 #include "shmem.h"
 
-NgSharedState *ng_shared = NULL;
-dsa_area   *ng_area = NULL;
+NG_HOT NgSharedState *ng_shared = NULL;
+NG_HOT dsa_area *ng_area = NULL;
 
 /*
  * ng_shmem_fixed_size

@@ -130,7 +130,7 @@ ng_slot_owe_group(const NgSlot *slot, NgLocalSlot *ls, int kind, int bucket)
 	NgSharedEntry *entry = ls->entry;
 
 	if (entry != NULL &&
-		((entry->hist_first_bit == 0 && slot->hist_cells == 1) ||
+		((entry->hist_first_group == 0 && slot->hist_cells == 1) ||
 		 ng_entry_hist_lacks(entry, ng_hist_group_bit(kind, bucket)) == 0))
 		return;
 	ls->spares_owed++;

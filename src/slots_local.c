@@ -20,21 +20,21 @@
 
 #include "slots_int.h"
 
-NgBackendSlots *ngs_my_area = NULL;
-int			ngs_nslots = 0;
-NgLocalSlot *ngs_local_slots = NULL;
-nglocal_hash *ngs_local_map = NULL;
+NG_HOT NgBackendSlots *ngs_my_area = NULL;
+NG_HOT int	ngs_nslots = 0;
+NG_HOT NgLocalSlot *ngs_local_slots = NULL;
+NG_HOT nglocal_hash *ngs_local_map = NULL;
 NgRecentKey ngs_recent_keys[NG_RECENT_KEYS];
-uint64		ngs_map_version = 1;
-uint64		ngs_use_clock = 0;
-bool		ngs_attached = false;
+NG_HOT uint64 ngs_map_version = 1;
+NG_HOT uint64 ngs_use_clock = 0;
+NG_HOT bool ngs_attached = false;
 int			ngs_nfree = 0;
-uint16		ngs_free_cell = NG_NO_CELL;
-int			ngs_cells_free = 0;
+NG_HOT uint16 ngs_free_cell = NG_NO_CELL;
+NG_HOT int	ngs_cells_free = 0;
 bool		ngs_exiting = false;
-int			ngs_spares_owed = 0;
-NgHistCell *ngs_pool = NULL;
-uint16	   *ngs_cell_index = NULL;
+NG_HOT int	ngs_spares_owed = 0;
+NG_HOT NgHistCell *ngs_pool = NULL;
+NG_HOT uint16 *ngs_cell_index = NULL;
 
 /*
  * What the last few parses in this backend showed, by queryid: whether the
@@ -57,7 +57,7 @@ typedef struct NgRecentParse
 } NgRecentParse;
 
 static NgRecentParse recent_parses[NG_RECENT_PARSES];
-static int	recent_next = 0;
+NG_HOT static int recent_next = 0;
 static MemoryContext recent_cxt = NULL;
 
 static NgRecentParse *

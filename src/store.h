@@ -37,12 +37,25 @@
 /*
  * A shared entry, allocated in the DSA area and chained in its partition's
  * hash table.
+ *
+ * Layout.  A statement counted straight into its entry (slots_count.c, a
+ * statement its backend runs less often than its slots turn over) is a
+ * cache miss on each line of the entry it touches, so what a lookup and a
+ * plain sample touch comes first and together: the head (the key, the
+ * chain, usage, the histogram's mask), then the counters, whose time, rows
+ * and shared block counts end within the first three lines (local and
+ * temporary block counts are added only when not zero: counters_record.h),
+ * and whose last_executed_at and changed_generation share a line with the
+ * start of the entry's own histogram group.  What only inserts, texts,
+ * resets and readers touch comes last.  The whole fits DSA's 640-byte size
+ * class (dsa.c), so that each entry starts on a cache line of its own and
+ * no allocation is wasted.
  */
 typedef struct NgSharedEntry
 {
+	/* ---- what a lookup and a count touch ---- */
 	NgKey		key;			/* immutable */
 	uint32		hash;			/* immutable: hash of key */
-	dsa_pointer next;			/* partition lock: next in bucket chain */
 
 	/*
 	 * Number of backend slots bound to this entry.  Changed with the
@@ -51,6 +64,14 @@ typedef struct NgSharedEntry
 	 * they look.
 	 */
 	pg_atomic_uint32 pins;
+	dsa_pointer next;			/* partition lock: next in bucket chain */
+	/* partition lock; read without lock by bound slots */
+	uint32		minmax_generation;
+	uint32		usage;			/* partition lock, exclusive to write */
+	/* partition lock: its histogram groups (entry_hist.h) */
+	uint32		hist_mask;		/* which there are */
+	uint8		hist_first_group;	/* the one held here: 1 + its number, or 0
+									 * (ng_entry_hist_first_bit) */
 
 	/*
 	 * Set, with the partition lock held exclusively, when a reset removes an
@@ -66,24 +87,41 @@ typedef struct NgSharedEntry
 	 * statement kept without text is counted once.
 	 */
 	bool		text_dropped;
+	NgCounters	counters;		/* partition lock: the folded counts */
+	uint64		hist_first[NG_HIST_GROUP_SIZE]; /* partition lock */
 
-	/* partition lock; read without lock by bound slots */
-	uint32		minmax_generation;
-
-	uint32		usage;			/* partition lock, exclusive to write */
+	/* ---- what inserts, texts, resets and readers touch ---- */
+	dsa_pointer hist_groups;	/* partition lock: the other groups' chain */
 	dsa_pointer qtext;			/* partition lock; InvalidDsaPointer: none */
 	int			text_len;		/* partition lock */
 	int			encoding;		/* partition lock */
 	TimestampTz stats_since;	/* partition lock */
 	TimestampTz minmax_stats_since; /* partition lock */
 	TimestampTz text_stored_at; /* partition lock; 0 if no text */
-	NgCounters	counters;		/* partition lock: the folded counts */
-	/* partition lock: its histogram groups (entry_hist.h) */
-	uint32		hist_mask;		/* which there are */
-	uint32		hist_first_bit; /* the one held here, or 0 */
-	dsa_pointer hist_groups;	/* the others' chain */
-	uint64		hist_first[NG_HIST_GROUP_SIZE];
 } NgSharedEntry;
+
+StaticAssertDecl(offsetof(NgSharedEntry, counters) +
+				 offsetof(NgCounters, local_blks_hit) <= 3 * PG_CACHE_LINE_SIZE,
+				 "a count's counters end in the entry's first three lines");
+StaticAssertDecl((offsetof(NgSharedEntry, counters) +
+				  offsetof(NgCounters, last_executed_at)) / PG_CACHE_LINE_SIZE ==
+				 offsetof(NgSharedEntry, hist_first) / PG_CACHE_LINE_SIZE,
+				 "last_executed_at shares a line with the entry's histogram group");
+StaticAssertDecl(sizeof(NgSharedEntry) <= 640,
+				 "an entry fits DSA's 640-byte size class");
+
+/*
+ * ng_entry_hist_first_bit
+ *		The group bit (hist.h) of the histogram group held in entry itself,
+ *		or 0 if it holds none.  Caller holds the partition lock, any mode,
+ *		or reads it as a hint.
+ */
+static inline uint32
+ng_entry_hist_first_bit(const NgSharedEntry *entry)
+{
+	return entry->hist_first_group == 0 ? 0 :
+		(uint32) 1 << (entry->hist_first_group - 1);
+}
 
 extern uint32 ng_key_hash(const NgKey *key);
 

@@ -27,9 +27,9 @@
 #include "timers.h"
 
 NgExecTimer ng_timer_pool[NG_TIMER_POOL];
-uint32		ng_timer_pool_used = 0;
-NgExecTimer *ng_exec_timers = NULL;
-NgExecTimer *ng_open_window = NULL;
+NG_HOT uint32 ng_timer_pool_used = 0;
+NG_HOT NgExecTimer *ng_exec_timers = NULL;
+NG_HOT NgExecTimer *ng_open_window = NULL;
 
 static void timer_forget(void *arg);
 static void timer_error_seen(void *arg);

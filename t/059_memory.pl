@@ -1,8 +1,8 @@
 # What statements and slots cost in memory, exactly (issue #13), from
 # pg_stat_statements_ng_info's entries_memory and slots_memory, on x86-64:
-#  - an entry is 648 bytes, its first histogram group (16 buckets of one
+#  - an entry is 640 bytes, its first histogram group (16 buckets of one
 #    kind) included, plus 144 per further group its samples fell in: 50
-#    statements run once each hold exactly 50 x 648 bytes;
+#    statements run once each hold exactly 50 x 640 bytes;
 #  - a statement whose durations spread over many buckets holds a group for
 #    each 16 of them it touched, and its histogram adds up to its calls;
 #  - a client backend's slot area is 32,384 bytes with 64 slots (506 per
@@ -25,7 +25,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $entry_bytes = 648;
+my $entry_bytes = 640;
 my $group_bytes = 144;
 my $area_64 = 32384;
 my $area_16 = 8192;
@@ -73,7 +73,7 @@ my ($entries, $mem) = split /\|/,
   info('entries, entries_memory');
 is($entries, 50, 'entries: the 50 statements');
 is($mem, $entries * $entry_bytes,
-	'entries_memory: 648 bytes per entry, its one group included');
+	'entries_memory: 640 bytes per entry, its one group included');
 
 # ---- a statement over many buckets: a group per 16 buckets touched ----
 # 80 runs of one statement, each with 12% more rows: 1.12^79 = 7,700 times
@@ -86,13 +86,13 @@ $node->safe_psql('postgres', $spread_runs, @measured);
 wait_measured_gone();
 my $check = q{
 SELECT (SELECT entries_memory FROM pg_stat_statements_ng_info) =
-       (SELECT count(*) * 648 + 144 * sum(greatest(g - 1, 0))
+       (SELECT count(*) * 640 + 144 * sum(greatest(g - 1, 0))
           FROM (SELECT (SELECT count(DISTINCT bucket / 16)
                           FROM pg_stat_statements_ng_histogram(queryid, 'exec')) AS g
                   FROM pg_stat_statements_ng) AS x)
 };
 is($node->safe_psql('postgres', $check), 't',
-	'entries_memory: 648 per entry plus 144 per further group it touched');
+	'entries_memory: 640 per entry plus 144 per further group it touched');
 is( $node->safe_psql(
 		'postgres', q{
 SELECT s.calls, (SELECT sum(count) FROM pg_stat_statements_ng_histogram(s.queryid, 'exec'))
@@ -263,7 +263,7 @@ wait_measured_gone();
 is($node->safe_psql('postgres', $spread), '80|80|t',
 	'and after the session exited');
 is($node->safe_psql('postgres', $check), 't',
-	'entries_memory still 648 per entry plus 144 per further group');
+	'entries_memory still 640 per entry plus 144 per further group');
 
 $node->stop;
 done_testing();
