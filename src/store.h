@@ -100,6 +100,11 @@ typedef struct NgSharedEntry
 	TimestampTz text_stored_at; /* partition lock; 0 if no text */
 } NgSharedEntry;
 
+StaticAssertDecl(sizeof(NgSharedEntry) <= 640,
+				 "an entry fits DSA's 640-byte size class");
+
+/* the layout is planned for 64-bit platforms; elsewhere only its size holds */
+#if SIZEOF_VOID_P == 8 && MAXIMUM_ALIGNOF == 8
 StaticAssertDecl(offsetof(NgSharedEntry, counters) +
 				 offsetof(NgCounters, local_blks_hit) <= 3 * PG_CACHE_LINE_SIZE,
 				 "a count's counters end in the entry's first three lines");
@@ -107,8 +112,7 @@ StaticAssertDecl((offsetof(NgSharedEntry, counters) +
 				  offsetof(NgCounters, last_executed_at)) / PG_CACHE_LINE_SIZE ==
 				 offsetof(NgSharedEntry, hist_first) / PG_CACHE_LINE_SIZE,
 				 "last_executed_at shares a line with the entry's histogram group");
-StaticAssertDecl(sizeof(NgSharedEntry) <= 640,
-				 "an entry fits DSA's 640-byte size class");
+#endif
 
 /*
  * ng_entry_hist_first_bit
