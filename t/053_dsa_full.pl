@@ -52,11 +52,13 @@ while (1)
 close($fh);
 note "filled /dev/shm with $filled bytes";
 
-# 1000 distinct statements in 4 sessions, each its own statement (the
-# initial 1 MB segment holds far fewer entries).  safe_psql dies on any
-# error: none may reach the client.
+# 3000 distinct statements in 4 sessions, each its own statement: their
+# entries alone (640 bytes each on x86-64) take twice the initial 1 MB
+# segment, so the area must grow.  safe_psql dies on any error: none may
+# reach the client.
 my $n_sessions = 4;
-my $per_session = 250;
+my $per_session = 750;
+my $n_statements = $n_sessions * $per_session;
 for my $s (0 .. $n_sessions - 1)
 {
 	my $sql = join('', map {
@@ -81,8 +83,8 @@ SELECT i.dsa_failures,
   FROM pg_stat_statements_ng_info i});
 note "dsa_failures=$failures entries=$entries rows=$rows calls=$shown_calls evicted=$evicted";
 cmp_ok($failures, '>', 0, 'the refused allocations are counted in dsa_failures');
-cmp_ok($shown_calls, '<', 1000, 'not every statement got an entry');
-is($shown_calls + $evicted, 1000,
+cmp_ok($shown_calls, '<', $n_statements, 'not every statement got an entry');
+is($shown_calls + $evicted, $n_statements,
 	'every CREATE TABLE is a call or in evicted_calls');
 is($node->safe_psql('postgres', q{
 SELECT (SELECT entries FROM pg_stat_statements_ng_info) -
