@@ -40,7 +40,7 @@
 
 /* the values in effect, read by the extension (set by the assign hooks) */
 int			ng_max = 5000;
-NG_HOT int	ng_track = NG_TRACK_TOP;
+int			ng_track = NG_TRACK_TOP;
 NG_HOT int	ng_track_depth = 1;
 bool		ng_track_utility = true;
 NG_HOT bool ng_track_planning = false;

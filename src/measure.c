@@ -57,8 +57,8 @@ int			ng_utility_depth = 0;
 static int	subxact_level[NG_SUBXACT_LEVELS];
 
 /* the sampling decision of the current top-level statement */
-NG_HOT static TimestampTz sample_decided_for = 0;
-NG_HOT static bool sample_in = true;
+static TimestampTz sample_decided_for = 0;
+static bool sample_in = true;
 
 /*
  * ng_measure_subxact_start

@@ -36,7 +36,9 @@
 
 /*
  * NG_HOT marks the definition of a backend-local variable that the hooks
- * read or write for every tracked statement.  All of them go to one
+ * read or write at every count (of a tracked statement, or of one counted
+ * without a slot); what only new statements, sampling below 1 or setting
+ * changes use is left out.  All of them go to one
  * section of the library (an ELF section the linker gathers whole, named
  * without a dot so that it is not merged into .data file by file), so that
  * a statement whose backend was switched out finds them on a few cache

@@ -57,7 +57,7 @@ typedef struct NgRecentParse
 } NgRecentParse;
 
 static NgRecentParse recent_parses[NG_RECENT_PARSES];
-NG_HOT static int recent_next = 0;
+static int	recent_next = 0;
 static MemoryContext recent_cxt = NULL;
 
 static NgRecentParse *
