@@ -302,6 +302,7 @@ persist_merge_stats(const NgSharedStats *saved, int64 refused)
 	st->counts_discarded += saved->counts_discarded;
 	st->unadmitted_calls += saved->unadmitted_calls;
 	st->lock_misses += saved->lock_misses;
+	st->dsa_failures += saved->dsa_failures;
 	st->stats_reset = saved->stats_reset;
 	SpinLockRelease(&ng_shared->mutex);
 }

@@ -1,8 +1,9 @@
 # The DSA area cannot grow: /dev/shm is full.  No client query fails, the
 # refusals are counted in pg_stat_statements_ng_info (dsa_failures), every
 # execution is either a call or in evicted_calls, no entry reservation leaks
-# (entries equals the rows of the view), and once space returns new
-# statements are counted again, exactly.
+# (entries equals the rows of the view), once space returns new
+# statements are counted again, exactly, and the count of refusals
+# survives a restart.
 #
 # This needs a /dev/shm of its own: scripts/test.sh, as root, runs this file
 # in a private mount namespace with a small tmpfs on /dev/shm
@@ -166,6 +167,13 @@ is($node->safe_psql('postgres', q{
 SELECT (SELECT entries FROM pg_stat_statements_ng_info) -
        (SELECT count(*) FROM pg_stat_statements_ng)}), '0',
 	'entries still equals the rows');
+
+# The refusals are a loss like the others: a clean restart keeps the count
+# (the dump saves it; loading it adds it to what was counted since start).
+$node->restart;
+is($node->safe_psql('postgres',
+		'SELECT dsa_failures FROM pg_stat_statements_ng_info'),
+	$failures_before, 'dsa_failures survives a restart');
 
 $node->stop;
 done_testing();
