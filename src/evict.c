@@ -8,14 +8,15 @@
  * what the seeds' workloads stress; they should be readable in one place.
  *
  * Policy.  Entries earn usage when counts are folded into them (one per
- * call, saturating at NG_USAGE_MAX).  The sweep visits one partition at a
- * time, chosen by an atomic clock hand over partitions, and within it walks
- * the buckets from the partition's own hand: an entry with usage is passed
- * over with its usage halved, an entry without usage is evicted, an entry
- * that slots are bound to (pinned) is never touched.  A statement that runs
- * often keeps enough usage to survive many passes; one that ran once is
- * gone on the second.  The table is brought down to max minus a small
- * batch, so that a full table does not sweep for every new statement.
+ * call or planning, saturating at NG_USAGE_MAX).  The sweep visits one
+ * partition at a time, chosen by an atomic clock hand over partitions, and
+ * within it walks the buckets from the partition's own hand: an entry with
+ * usage is passed over with its usage halved, an entry without usage is
+ * evicted, an entry that slots are bound to (pinned) is never touched.  A
+ * statement that runs often keeps enough usage to survive many passes; one
+ * that ran once (usage 1 at creation, 2 after its fold) is gone on the
+ * third.  The table is brought down to max minus a small batch, so that a
+ * full table does not sweep for every new statement.
  *
  * Locking.  Only LWLockConditionalAcquire on partition locks: a partition
  * that is busy is skipped (and counted as a lock miss), so an eviction
