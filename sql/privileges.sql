@@ -22,6 +22,12 @@ SELECT r.rolname, p.query, p.queryid IS NOT NULL AS has_queryid, p.calls
   FROM pg_stat_statements_ng p JOIN pg_roles r ON r.oid = p.userid
  WHERE p.rows = 7
  ORDER BY r.rolname;
+-- without texts (showtext false) every text is NULL, the hidden ones too,
+-- as contrib has it
+SELECT r.rolname, p.query IS NULL AS no_text, p.queryid IS NOT NULL AS has_queryid
+  FROM pg_stat_statements_ng(false) p JOIN pg_roles r ON r.oid = p.userid
+ WHERE p.rows = 7
+ ORDER BY r.rolname;
 -- and cannot reset
 SELECT pg_stat_statements_ng_reset();
 RESET ROLE;

@@ -450,9 +450,10 @@ emit_row(NgRowForm *form, const StmtRead *sr, const StmtRow *row,
 			nulls[i++] = true;
 	}
 
-	if (!visible)
+	/* as contrib: without showtext the text is NULL, even when hidden */
+	if (!visible && sr->r.showtext)
 		values[i++] = CStringGetTextDatum("<insufficient privilege>");
-	else if (row->qtext_len >= 0)
+	else if (visible && row->qtext_len >= 0)
 	{
 		char	   *qtext = sr->texts + row->qtext_off;
 		char	   *enc = ng_text_for_reader(qtext, row->qtext_len,
