@@ -256,9 +256,12 @@ persist_restore_entry(const NgDumpEntry *de, const uint64 *hist,
 			ng_counters_merge(&entry->counters, &de->counters);
 		else
 		{
+			/*
+			 * changed_generation is kept: the previous run's generations are
+			 * below this run's (setup.c), so a collector's token from before
+			 * the restart still tells which entries changed after it.
+			 */
 			entry->counters = de->counters;
-			/* generations of the previous run mean nothing in this one */
-			entry->counters.changed_generation = 1;
 			entry->usage = de->usage;
 			entry->stats_since = de->stats_since;
 			entry->minmax_stats_since = de->minmax_stats_since;

@@ -68,7 +68,14 @@ ng_store_init_shmem(void)
 		pg_atomic_init_u64(&ng_shared->text_bytes, 0);
 		pg_atomic_init_u32(&ng_shared->clock_partition, 0);
 		pg_atomic_init_u32(&ng_shared->losses_logged, 0);
-		pg_atomic_init_u64(&ng_shared->change_generation, 1);
+		/*
+		 * Generations start at the time of this start in microseconds, so
+		 * that one a collector got before a restart, clean or not, is below
+		 * every generation of this run (no run hands out more than one a
+		 * microsecond), and restored entries keep theirs (persist_read.c).
+		 */
+		pg_atomic_init_u64(&ng_shared->change_generation,
+						   (uint64) Max(GetCurrentTimestamp(), 1));
 		pg_atomic_init_u64(&ng_shared->folds, 0);
 		pg_atomic_init_u64(&ng_shared->hist_bytes, 0);
 		pg_atomic_init_u32(&ng_shared->dsa_capped, 0);

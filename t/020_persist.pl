@@ -142,6 +142,14 @@ if ($cols =~ /\berrors\b/)
 		'3', 'failed executions are counted (errors = 3)');
 }
 
+# a collector's token, then a statement that changes after it
+my $token = $node->safe_psql('postgres',
+	'SELECT max(generation) FROM pg_stat_statements_ng_changed_since(0, false)');
+work_psql($node, 'work', 'SELECT count(*) FROM t3 WHERE a > 7;');
+my $changed_sql = q(SELECT string_agg(query, ' | ' ORDER BY query)
+	FROM pg_stat_statements_ng_changed_since(%s, true)
+	WHERE query LIKE 'SELECT count(*) FROM t_ WHERE a > $1');
+
 my $before = $node->safe_psql('postgres', $rows_sql);
 my $info_before = $node->safe_psql('postgres', $info_sql);
 my @before = split /\n/, $before;
@@ -191,6 +199,12 @@ unlike($info_before, qr/^0\|/, 'dealloc was not zero');
 is(count_since($node, $off, qr/statistics start empty|ignoring saved statistics/),
 	0, 'no rejection or unclean-start line');
 
+# the collector's token from before the restart still works: the entry
+# changed after it is returned, those unchanged since (t0's) are not
+is($node->safe_psql('postgres', sprintf($changed_sql, $token)),
+	'SELECT count(*) FROM t3 WHERE a > $1',
+	'changed_since with a token from before a clean restart: what changed after it, only');
+
 # the restored entries keep counting
 work_psql($node, 'work', 'SELECT count(*) FROM t0 WHERE a > 5;');
 is( $node->safe_psql(
@@ -225,6 +239,8 @@ is($node->safe_psql('postgres', 'SHOW pg_stat_statements_ng.save'), 'on', 'save 
 
 work_psql($node, 'work', 'SELECT count(*) FROM t2 WHERE a > 5;');
 cmp_ok($node->safe_psql('postgres', $count_sql), '>', 0, 'statements are tracked');
+$token = $node->safe_psql('postgres',
+	'SELECT max(generation) FROM pg_stat_statements_ng_changed_since(0, false)');
 $node->stop('immediate');
 ok(!-e $stat, 'an immediate stop writes no file');
 write_bytes($stat, $valid);
@@ -236,6 +252,10 @@ ok(!-e $stat, 'the stale file is removed');
 is($node->safe_psql('postgres', $count_sql), '0', 'immediate stop: statistics start empty');
 is(count_since($node, $off, qr/statistics start empty after an unclean shutdown/),
 	1, 'immediate stop: the log says so once');
+work_psql($node, 'work', 'SELECT count(*) FROM t1 WHERE a > 5;');
+is($node->safe_psql('postgres', sprintf($changed_sql, $token)),
+	'SELECT count(*) FROM t1 WHERE a > $1',
+	'changed_since with a token from before an unclean stop returns what ran since');
 is(count_since($node, $off, qr/restored statistics|ignoring saved statistics/),
 	0, 'immediate stop: nothing restored, nothing rejected');
 
