@@ -171,13 +171,15 @@ evict_down_to(uint32 target, bool recycle)
 done:
 	if (tally.entries > 0 || misses > 0)
 	{
+		TimestampTz now = tally.entries > 0 ? GetCurrentTimestamp() : 0;
+
 		SpinLockAcquire(&ng_shared->mutex);
 		ng_shared->stats.dealloc += tally.entries;
 		ng_shared->stats.evicted_calls += tally.calls;
 		ng_shared->stats.evicted_exec_time += tally.exec_time;
 		ng_shared->stats.lock_misses += misses;
 		if (tally.entries > 0)
-			ng_shared->stats.last_eviction_time = GetCurrentTimestamp();
+			ng_shared->stats.last_eviction_time = now;
 		SpinLockRelease(&ng_shared->mutex);
 	}
 }

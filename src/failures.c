@@ -103,9 +103,11 @@ ng_failure_note(const NgKey *key, NgFailure failure, double time)
  *		from inside PG_CATCH.
  *
  *		Each failure leaves the array before it is recorded.  Should recording
- *		one raise an ERROR (anything in the slot path that can: memory, DSA),
- *		that failure is counted as discarded, the state is left clean, and
- *		the abort that follows records the others.
+ *		one raise an ERROR (anything in the slot path that can: backend
+ *		memory, mapping a DSA segment), that failure and those still pending
+ *		are counted as discarded and the state is left clean, so that the
+ *		abort that follows has nothing left to record (and no error to raise
+ *		again).
  */
 void
 ng_failures_record(void)
@@ -122,9 +124,20 @@ ng_failures_record(void)
 	}
 	PG_CATCH();
 	{
+		/*
+		 * The others still pending go too, counted: what raised the ERROR
+		 * would likely raise it again for them, and each would be raised from
+		 * the abort that follows this one, piling errors up (five nested are
+		 * a PANIC).
+		 */
+		int64		lost = (recording ? 1 : 0) + npending + overflowed;
+
 		flushing = false;
-		if (recording)
-			ng_note_loss(NG_LOSS_COUNTS, 1);
+		if (lost > 0)
+			ng_note_loss(NG_LOSS_COUNTS, lost);
+		npending = 0;
+		overflowed = 0;
+		ng_failures_pending = false;
 		PG_RE_THROW();
 	}
 	PG_END_TRY();

@@ -445,6 +445,8 @@ ng_qtext_prepare(const NgTextSource *src, int *len)
 	char	   *copy;
 	char	   *result = NULL;
 	MemoryContext cxt = CurrentMemoryContext;
+	uint32		holdoff = InterruptHoldoffCount;
+	uint32		cancel_holdoff = QueryCancelHoldoffCount;
 
 	if (src->query == NULL)
 		return NULL;
@@ -468,9 +470,15 @@ ng_qtext_prepare(const NgTextSource *src, int *len)
 	}
 	PG_CATCH();
 	{
-		/* a scanner error: go without text rather than fail the query */
+		/*
+		 * A scanner error: go without text rather than fail the query.  The
+		 * ERROR zeroed the interrupt holdoff counts; a caller that holds
+		 * interrupts gets its counts back.
+		 */
 		MemoryContextSwitchTo(cxt);
 		FlushErrorState();
+		InterruptHoldoffCount = holdoff;
+		QueryCancelHoldoffCount = cancel_holdoff;
 		result = NULL;
 	}
 	PG_END_TRY();

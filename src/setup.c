@@ -68,6 +68,7 @@ ng_store_init_shmem(void)
 		pg_atomic_init_u64(&ng_shared->text_bytes, 0);
 		pg_atomic_init_u32(&ng_shared->clock_partition, 0);
 		pg_atomic_init_u32(&ng_shared->losses_logged, 0);
+
 		/*
 		 * Generations start at the time of this start in microseconds, so
 		 * that one a collector got before a restart, clean or not, is below

@@ -85,10 +85,22 @@ ng_recent_note(uint64 queryid, bool has_constants, const char *normalized, int l
 	}
 	if (r->normalized)
 		pfree(r->normalized);
+	r->normalized = NULL;		/* never left pointing at freed memory */
 	r->queryid = queryid;
 	r->has_constants = has_constants;
-	r->normalized = normalized ? MemoryContextStrdup(recent_cxt, normalized) : NULL;
-	r->len = normalized ? len : 0;
+	r->len = 0;
+	if (normalized != NULL)
+	{
+		/* out of memory: no text at hand, which is allowed (see below) */
+		r->normalized = MemoryContextAllocExtended(recent_cxt, len + 1,
+												   MCXT_ALLOC_NO_OOM);
+		if (r->normalized != NULL)
+		{
+			memcpy(r->normalized, normalized, len);
+			r->normalized[len] = '\0';
+			r->len = len;
+		}
+	}
 }
 
 /*

@@ -51,6 +51,11 @@ CREATE FUNCTION f_fail() RETURNS int LANGUAGE plpgsql AS $$
 BEGIN
   RAISE EXCEPTION 'f_fail';
 END $$;
+CREATE FUNCTION f_nested_fail() RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM 1 / (g - g) FROM generate_series(1, 1) g;
+  RETURN 1;
+END $$;
 });
 
 my $stall = $node->data_dir . '/pgssng_stall';
@@ -131,6 +136,22 @@ SELECT f_fail();
 is(sql(q{SELECT errors FROM pg_stat_statements_ng WHERE userid = 'r113'::regrole AND query = 'SELECT f_fail()'}),
 	'2', 'failures are counted after an error inside their recording');
 is(info('counts_discarded'), '1', 'the failure being recorded is counted as discarded');
+
+# ---- the same with two failures pending (a nested statement's and its
+# caller's): both are discarded, counted, so that the abort that follows
+# has nothing left to record and no error to raise again ----
+sql('SELECT pg_stat_statements_ng_reset()');
+as_role('r113', qq{SET pg_stat_statements_ng.track = 'all';
+SET pg_stat_statements_ng.debug_fault = 'failures_record_error';
+SELECT f_nested_fail();
+SELECT f_nested_fail();
+});
+is(info('counts_discarded'), '2',
+	'an error while recording: the failures still pending are discarded too, counted');
+is(sql(q{SELECT string_agg(toplevel || ':' || errors, ',' ORDER BY toplevel)
+	FROM pg_stat_statements_ng WHERE userid = 'r113'::regrole AND errors > 0}),
+	'false:1,true:1', 'the next execution records both failures');
+unlike(slurp_file($node->logfile), qr/PANIC|TRAP:/, 'no PANIC, no assertion failure');
 
 # ---- entries without text: one loss each, no lock per parse ----
 $node->append_conf('postgresql.conf', "pg_stat_statements_ng.query_text_memory = 0\n");
