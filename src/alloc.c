@@ -63,11 +63,15 @@
  *   AbortSubTransaction does when a PL/pgSQL exception block catches an
  *   error.  LWLockRelease resumes interrupts once per lock, balanced by
  *   LWLockReleaseAll's HOLD_INTERRUPTS.
- * - dsa.c makes the area's resource owner current around dsm_create (NULL
- *   for our area, whose mapping is pinned) and restores it only on success:
- *   the caller's CurrentResourceOwner is restored here, or the next
- *   resource the backend tracks (a buffer pin, a cache reference) would
- *   find no owner.
+ * - No resource owner is current around the call.  Before 17, dsa.c creates
+ *   a segment under the current owner, and a dsm_create that fails leaves
+ *   its descriptor registered there: the end of the user's transaction
+ *   then warned the client of a "dynamic shared memory leak" (seen on 16
+ *   by t/053).  From 17 dsa.c makes the area's owner current itself (NULL
+ *   for our area, whose mapping is pinned).  Either way, success or
+ *   failure, the caller's CurrentResourceOwner is restored here, or the
+ *   next resource the backend tracks (a buffer pin, a cache reference)
+ *   would find no owner.
  * - errfinish reset InterruptHoldoffCount and QueryCancelHoldoffCount to 0
  *   before it jumped here (the holdoffs of those LWLockAcquire calls and any
  *   of the caller's): both are restored to the values saved on entry.
@@ -190,14 +194,15 @@ ng_dsa_allocate(size_t size, int flags)
 
 	PG_TRY();
 	{
+		CurrentResourceOwner = NULL;
 		dp = dsa_allocate_extended(ng_area, size, flags | DSA_ALLOC_NO_OOM);
+		CurrentResourceOwner = oldowner;
 	}
 	PG_CATCH();
 	{
 		ErrorData  *edata;
 
 		MemoryContextSwitchTo(oldcxt);
-		/* dsa.c switched to the area's owner around dsm_create */
 		CurrentResourceOwner = oldowner;
 		edata = CopyErrorData();
 		FlushErrorState();

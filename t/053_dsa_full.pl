@@ -99,6 +99,8 @@ like($log, qr/its shared memory area could not grow.*\n.*DETAIL:  The last error
 my @logged = ($log =~ /its shared memory area could not grow/g);
 is(scalar(@logged), 1, 'and logged once');
 unlike($log, qr/TRAP:|PANIC:|ERROR:/, 'no assertion failure, no error in the log');
+unlike($log, qr/dynamic shared memory leak/,
+	'no segment left to the transaction: no leak warning to the client');
 
 # Failed statements are recorded from the transaction abort callback, where
 # an allocation error is contained too: the client sees its own error only.
@@ -132,6 +134,8 @@ COMMIT;
 pass('statements after a retried growth that failed run in the same transaction');
 unlike(slurp_file($node->logfile), qr/terminated by signal|TRAP:|PANIC:/,
 	'no backend crashed');
+unlike(slurp_file($node->logfile), qr/dynamic shared memory leak/,
+	'and no leak warning after a retried growth failed');
 
 # Space returns.  Growth is retried one second after the last failure: poll
 # (bounded) until a new statement gets its entry again.
