@@ -16,7 +16,10 @@ SELECT generation AS gen2 FROM pg_stat_statements_ng_changed_since(:gen1) LIMIT 
 SELECT :gen2 > :gen1 AS newer;
 -- changed since gen1: the statement run, and the statements that ran after
 -- the first call (the \gset query that made that call finished after it);
--- not the WHERE a = 1 statement, which did not run again
+-- not the WHERE a = 1 statement, which did not run again.  A generation is
+-- a bigint (it starts at the server's start time in microseconds), so the
+-- gen2 query, whose literal is one, is a statement of its own, apart from
+-- the gen1 query's int literal 0
 SELECT query, calls
   FROM pg_stat_statements_ng_changed_since(:gen1)
  ORDER BY query COLLATE "C";

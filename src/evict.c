@@ -67,6 +67,25 @@ ng_evict_earn_usage(NgSharedEntry *entry, int64 calls)
 }
 
 /*
+ * evict_entry
+ *		Evict an unpinned entry of a partition whose lock the caller holds
+ *		exclusively, adding what it held to tally.
+ */
+static void
+evict_entry(NgSharedPartition *part, NgSharedEntry *entry, dsa_pointer dp,
+			bool recycle, EvictTally *tally)
+{
+	tally->entries++;
+	tally->calls += entry->counters.calls[NG_EXEC];
+	tally->exec_time += entry->counters.total_time[NG_EXEC];
+	ng_entry_unlink(part, entry, dp);
+	if (recycle)
+		ng_entry_recycle_memory(entry, dp);
+	else
+		ng_entry_release_memory(entry, dp);
+}
+
+/*
  * evict_sweep_partition
  *		Evict up to want entries from a partition whose lock the caller holds
  *		exclusively, walking at most one revolution of its buckets.  Adds to
@@ -106,20 +125,36 @@ evict_sweep_partition(NgSharedPartition *part, int64 want, bool recycle,
 			}
 			else
 			{
-				tally->entries++;
-				tally->calls += entry->counters.calls[NG_EXEC];
-				tally->exec_time += entry->counters.total_time[NG_EXEC];
-				ng_entry_unlink(part, entry, cur);
-				if (recycle)
-					ng_entry_recycle_memory(entry, cur);
-				else
-					ng_entry_release_memory(entry, cur);
+				evict_entry(part, entry, cur, recycle, tally);
 				evicted++;
 				(*unpinned)++;
 			}
 			cur = next;
 		}
 	}
+}
+
+/*
+ * evict_account
+ *		Add what an eviction removed, and the partitions it found busy, to
+ *		the info figures.
+ */
+static void
+evict_account(const EvictTally *tally, int64 misses)
+{
+	TimestampTz now;
+
+	if (tally->entries == 0 && misses == 0)
+		return;
+	now = tally->entries > 0 ? GetCurrentTimestamp() : 0;
+	SpinLockAcquire(&ng_shared->mutex);
+	ng_shared->stats.dealloc += tally->entries;
+	ng_shared->stats.evicted_calls += tally->calls;
+	ng_shared->stats.evicted_exec_time += tally->exec_time;
+	ng_shared->stats.lock_misses += misses;
+	if (tally->entries > 0)
+		ng_shared->stats.last_eviction_time = now;
+	SpinLockRelease(&ng_shared->mutex);
 }
 
 /*
@@ -169,19 +204,7 @@ evict_down_to(uint32 target, bool recycle)
 			break;
 	}
 done:
-	if (tally.entries > 0 || misses > 0)
-	{
-		TimestampTz now = tally.entries > 0 ? GetCurrentTimestamp() : 0;
-
-		SpinLockAcquire(&ng_shared->mutex);
-		ng_shared->stats.dealloc += tally.entries;
-		ng_shared->stats.evicted_calls += tally.calls;
-		ng_shared->stats.evicted_exec_time += tally.exec_time;
-		ng_shared->stats.lock_misses += misses;
-		if (tally.entries > 0)
-			ng_shared->stats.last_eviction_time = now;
-		SpinLockRelease(&ng_shared->mutex);
-	}
+	evict_account(&tally, misses);
 }
 
 /*
@@ -201,14 +224,116 @@ ng_evict_make_room(void)
 	return pg_atomic_read_u32(&ng_shared->entry_count) < max;
 }
 
+/* usage classes: 0 for no usage, else 1 + floor(log2(usage)) */
+#define NG_USAGE_CLASSES	32
+
+static inline int
+usage_class(uint32 usage)
+{
+	return usage == 0 ? 0 : 1 + pg_leftmost_one_pos32(usage);
+}
+
+/*
+ * evict_coldest_in_partition
+ *		In a partition whose lock the caller holds (shared suffices to
+ *		count, eviction needs it exclusively): count its
+ *		unpinned entries per usage class into classes (when classes is not
+ *		NULL), or evict, while the table holds more than max entries (another
+ *		backend may be evicting too), those of a class below cut, and those
+ *		of class cut while *at_cut > 0.
+ */
+static void
+evict_coldest_in_partition(NgSharedPartition *part, int64 *classes, int cut,
+						   int64 *at_cut, EvictTally *tally)
+{
+	dsa_pointer *buckets;
+
+	Assert(classes != NULL ? LWLockHeldByMe(part->lock) :
+		   LWLockHeldByMeInMode(part->lock, LW_EXCLUSIVE));
+	if (part->nbuckets == 0 || part->nentries == 0)
+		return;
+	buckets = dsa_get_address(ng_area, part->buckets);
+	for (uint32 b = 0; b < part->nbuckets; b++)
+	{
+		dsa_pointer cur = buckets[b];
+
+		while (DsaPointerIsValid(cur))
+		{
+			NgSharedEntry *entry = dsa_get_address(ng_area, cur);
+			dsa_pointer next = entry->next;
+			int			c = usage_class(entry->usage);
+
+			if (pg_atomic_read_u32(&entry->pins) > 0)
+				;				/* never evicted */
+			else if (classes != NULL)
+				classes[c]++;
+			else if (pg_atomic_read_u32(&ng_shared->entry_count) <= (uint32) ng_max)
+				return;
+			else if (c < cut || (c == cut && *at_cut > 0))
+			{
+				if (c == cut)
+					(*at_cut)--;
+				evict_entry(part, entry, cur, false, tally);
+			}
+			cur = next;
+		}
+	}
+}
+
 /*
  * ng_evict_to_limit
- *		Bring the table down to max after max was lowered.
+ *		Bring the table down to max after max was lowered, or after a
+ *		restore put back more entries than max: the least used go, by usage
+ *		over the whole table (a clock sweep asked for many entries at once
+ *		would pass the most used ones again and again, halving their usage,
+ *		while entries its hand did not reach stayed).  One pass counts the
+ *		unpinned entries per usage class, a second evicts the classes below
+ *		the cut and as many of the cut's class as needed.  Partitions are
+ *		locked conditionally (shared to count, exclusively to evict); the
+ *		keeper, and backends at maintenance, call this every interval while
+ *		the table is over max, so a busy partition only delays it.
  */
 void
 ng_evict_to_limit(void)
 {
-	evict_down_to((uint32) ng_max, false);
+	EvictTally	tally = {0};
+	int64		misses = 0;
+	int64		classes[NG_USAGE_CLASSES] = {0};
+	int64		excess = (int64) pg_atomic_read_u32(&ng_shared->entry_count) - ng_max;
+	int64		below = 0;
+	int64		at_cut = 0;
+	int			cut = 0;
+
+	if (excess <= 0)
+		return;
+	for (int pass = 0; pass < 2; pass++)
+	{
+		for (int p = 0; p < NG_NUM_PARTITIONS; p++)
+		{
+			NgSharedPartition *part = &ng_shared->partitions[p];
+
+			if (pass == 1 &&
+				pg_atomic_read_u32(&ng_shared->entry_count) <= (uint32) ng_max)
+				break;
+			if (!LWLockConditionalAcquire(part->lock,
+										  pass == 0 ? LW_SHARED : LW_EXCLUSIVE))
+			{
+				misses++;
+				continue;
+			}
+			evict_coldest_in_partition(part, pass == 0 ? classes : NULL, cut,
+									   &at_cut, &tally);
+			LWLockRelease(part->lock);
+		}
+		if (pass == 0)
+		{
+			/* the cut: the lowest class where the count reaches the excess */
+			while (cut < NG_USAGE_CLASSES - 1 && below + classes[cut] < excess)
+				below += classes[cut++];
+			at_cut = excess - below;
+		}
+	}
+	evict_account(&tally, misses);
 }
 
 /*

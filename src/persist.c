@@ -183,6 +183,9 @@ pg_stat_statements_ng_keeper_main(Datum arg)
 			ereport(LOG,
 					(errmsg("pg_stat_statements_ng: restored statistics of " INT64_FORMAT " statements",
 							n)));
+		/* every entry was put back: down to max now, by usage */
+		if (pg_atomic_read_u32(&ng_shared->entry_count) > (uint32) ng_max)
+			ng_evict_to_limit();
 	}
 	else
 		unlink(NG_DUMP_FILE);	/* a file left by a keeper that was killed */

@@ -233,8 +233,7 @@ persist_restore_entry(const NgDumpEntry *de, const uint64 *hist,
 
 	if (de->key.queryid == 0)
 		return true;			/* padding of a dump that shrank */
-	if (!ng_entry_reserve())
-		return false;
+	ng_entry_reserve_past_max();	/* the keeper evicts down to max next */
 	if (qtext != NULL)
 	{
 		tdp = ng_qtext_store(qtext, de->text_len);
@@ -290,7 +289,7 @@ persist_restore_entry(const NgDumpEntry *de, const uint64 *hist,
  *		figures now count from it.
  */
 static void
-persist_merge_stats(const NgSharedStats *saved, int64 refused)
+persist_merge_stats(const NgSharedStats *saved)
 {
 	NgSharedStats *st = &ng_shared->stats;
 
@@ -301,12 +300,29 @@ persist_merge_stats(const NgSharedStats *saved, int64 refused)
 	st->last_eviction_time = Max(st->last_eviction_time,
 								 saved->last_eviction_time);
 	st->texts_dropped += saved->texts_dropped;
-	st->entries_refused += saved->entries_refused + refused;
+	st->entries_refused += saved->entries_refused;
 	st->counts_discarded += saved->counts_discarded;
 	st->unadmitted_calls += saved->unadmitted_calls;
 	st->lock_misses += saved->lock_misses;
 	st->dsa_failures += saved->dsa_failures;
 	st->stats_reset = saved->stats_reset;
+	SpinLockRelease(&ng_shared->mutex);
+}
+
+/*
+ * persist_count_unrestored
+ *		An entry of the dump that could not be put back leaves the table as
+ *		an evicted one does, so that every execution stays counted.
+ */
+static void
+persist_count_unrestored(const NgDumpEntry *de)
+{
+	NgSharedStats *st = &ng_shared->stats;
+
+	SpinLockAcquire(&ng_shared->mutex);
+	st->dealloc++;
+	st->evicted_calls += de->counters.calls[NG_EXEC];
+	st->evicted_exec_time += de->counters.total_time[NG_EXEC];
 	SpinLockRelease(&ng_shared->mutex);
 }
 
@@ -383,12 +399,13 @@ persist_validate(DumpReader *r, NgDumpHeader *hdr)
 /*
  * persist_restore_entries
  *		The second pass: restore nentries entries, checking each again as
- *		it is read.  Counts them in *restored and *refused (no room).
+ *		it is read.  Counts them in *restored; one that could not be put back
+ *		(DSA memory short: counted in dsa_failures) leaves the table as an
+ *		evicted entry does, its counts in dealloc and evicted_calls.
  *		Returns NULL, or why the file could not be read to the end.
  */
 static const char *
-persist_restore_entries(DumpReader *r, uint64 nentries, int64 *restored,
-						int64 *refused)
+persist_restore_entries(DumpReader *r, uint64 nentries, int64 *restored)
 {
 	const char *why = NULL;
 
@@ -409,7 +426,7 @@ persist_restore_entries(DumpReader *r, uint64 nentries, int64 *restored,
 		if (persist_restore_entry(&de, hist, qtext))
 			(*restored)++;
 		else
-			(*refused)++;
+			persist_count_unrestored(&de);
 		if (qtext)
 			pfree(qtext);
 	}
@@ -439,7 +456,6 @@ ng_persist_load_file(void)
 	NgDumpHeader hdr;
 	const char *why = NULL;
 	int64		restored = -1;
-	int64		refused = 0;
 	uint64		max_size = persist_max_file_size();
 
 	fd = OpenTransientFile(NG_DUMP_FILE, O_RDONLY | O_NONBLOCK | PG_BINARY);
@@ -485,10 +501,8 @@ ng_persist_load_file(void)
 		goto out;
 	}
 	restored = 0;
-	why = persist_restore_entries(&r, hdr.nentries, &restored, &refused);
-	persist_merge_stats(&hdr.stats, refused);
-	if (refused > 0)
-		ng_note_loss(NG_LOSS_TABLE_FULL, 0);
+	why = persist_restore_entries(&r, hdr.nentries, &restored);
+	persist_merge_stats(&hdr.stats);
 
 out:
 	CloseTransientFile(fd);

@@ -416,8 +416,9 @@ ng_slot_drop_carried(bool wait)
  *		*refused is set to whether the filter refused it: the entry does not
  *		exist (and, for an execution, the key was noted; a planning only
  *		asks).  The caller has read the partition's reset_epoch, then issued
- *		a read barrier: a carried entry a reset removed before that read is
- *		seen dead and not taken.
+ *		a read barrier; a reset marks an entry dead before it moves the
+ *		epoch, so a carried entry removed before that read is seen dead and
+ *		not taken: a slot bound with the new epoch never counts into it.
  */
 NgSharedEntry *
 ng_slot_bind_entry(NgLocalEntry *le, const NgTextSource *src, bool execution,
@@ -445,12 +446,7 @@ ng_slot_bind_entry(NgLocalEntry *le, const NgTextSource *src, bool execution,
 	}
 	if (carried_entry != NULL)
 	{
-		/*
-		 * Not if a reset removed it since the parse: the caller read the
-		 * partition's reset_epoch before this (a read barrier between), and a
-		 * reset marks the entry dead before it moves the epoch, so a slot
-		 * bound here with the new epoch never counts into a dead entry.
-		 */
+		/* not if a reset removed it since the parse (see above) */
 		if (ng_key_equal(&carried_key, &le->key) &&
 			text_settled(le, part) &&
 			!((volatile NgSharedEntry *) carried_entry)->dead)

@@ -28,7 +28,9 @@
  *   entry and marks it dead; the backend that drops the last pin frees it.
  * - entry_count is an atomic "reservation" counter: a backend reserves room
  *   before it inserts (ng_entry_reserve), so the table never exceeds max
- *   by more than the entries in flight, whatever the partitions do.
+ *   by more than the entries in flight, whatever the partitions do; but
+ *   for the restore of a dump (ng_entry_reserve_past_max), which the keeper
+ *   follows with an eviction down to max, and a lowered max, likewise.
  * - The info figures (NgSharedStats) are under the spinlock mutex, held
  *   only to add to them or copy them.
  *
@@ -232,6 +234,19 @@ ng_entry_reserve(void)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * ng_entry_reserve_past_max
+ *		Reserve room for one more entry even if the table holds max: for the
+ *		restore of a dump, whose entries are all put back and then brought
+ *		down to max by eviction (by usage, counted as evictions are), rather
+ *		than kept or refused by their order in the file.
+ */
+void
+ng_entry_reserve_past_max(void)
+{
+	pg_atomic_fetch_add_u32(&ng_shared->entry_count, 1);
 }
 
 void

@@ -11,7 +11,8 @@
  * partition lock held (ng_entry_prepare allocates before the lock).
  *
  * Locks, per function:
- *   ng_key_hash, ng_partition, ng_entry_reserve/unreserve: none needed.
+ *   ng_key_hash, ng_partition, ng_entry_reserve/_past_max/unreserve: none
+ *     needed.
  *   ng_entry_lookup: the partition lock, any mode.
  *   ng_entry_prepare, ng_entry_prepared_release: no partition lock.
  *   ng_entry_insert, ng_entry_unlink, ng_entry_drop: the partition lock,
@@ -172,6 +173,7 @@ extern void ng_entry_recycle_memory(NgSharedEntry *entry, dsa_pointer dp);
 extern void ng_entry_drop(NgSharedPartition *part, NgSharedEntry *entry,
 						  dsa_pointer dp);
 extern bool ng_entry_reserve(void);
+extern void ng_entry_reserve_past_max(void);
 extern void ng_entry_unreserve(void);
 
 /* the bucket of a hash in a partition whose bucket array exists */

@@ -213,6 +213,42 @@ is( $node->safe_psql(
 		AND dbid = (SELECT oid FROM pg_database WHERE datname = 'work'))),
 	'5', 'a restored entry keeps counting (4 before the restart, 1 after)');
 
+# --- a restart with a smaller max: every execution stays counted, and the
+# most used entries are the ones kept ----------------------------------------
+
+work_psql($node, 'work', 'SELECT 42 AS hot;' x 50);
+my $conserved_sql = q(SELECT (SELECT sum(calls) FROM pg_stat_statements_ng) +
+	evicted_calls FROM pg_stat_statements_ng_info);
+my $untracked = sub {
+	local $ENV{PGOPTIONS} = '-c pg_stat_statements_ng.track=none';
+	return $node->safe_psql('postgres', $_[0]);
+};
+my $calls_before = $untracked->($conserved_sql);
+$node->safe_psql('postgres',
+	'ALTER SYSTEM SET pg_stat_statements_ng.max = 100');
+$off = log_mark($node);
+$node->stop;
+ok(start_node($node), 'server restarts with max = 100');
+$node->wait_for_log(qr/pg_stat_statements_ng: restored statistics of \d+ statements/, $off);
+# bounded: the keeper evicts down to max right after the restore
+my $down = 0;
+for (1 .. 100)
+{
+	last if ($down = $untracked->(
+			'SELECT entries <= 100 FROM pg_stat_statements_ng_info') eq 't');
+	usleep(50_000);
+}
+ok($down, 'the restored table is brought down to max');
+is($untracked->($conserved_sql), $calls_before,
+	'sum(calls) + evicted_calls is what it was before the restart');
+is($untracked->(q(SELECT calls FROM pg_stat_statements_ng
+	WHERE query = 'SELECT $1 AS hot')), '50',
+	'the most used statement is among those kept');
+$node->safe_psql('postgres',
+	'ALTER SYSTEM RESET pg_stat_statements_ng.max; SELECT pg_reload_conf()');
+ok($node->poll_query_until('postgres', 'SHOW pg_stat_statements_ng.max', '10000'),
+	'max back to 10000');
+
 # --- save = off: nothing written, nothing kept -----------------------------
 
 $node->safe_psql('postgres', 'ALTER SYSTEM SET pg_stat_statements_ng.save = off');
