@@ -39,4 +39,14 @@ SELECT last_executed_at >= stats_since AS ran_after_creation,
 SELECT count(*) = count(*) FILTER (WHERE query IS NULL) AS no_texts
   FROM pg_stat_statements_ng_changed_since(0, false);
 
+-- a min/max-only reset is a change: the row comes back, with its new
+-- minmax_stats_since, to a collector whose generation is from before it
+SELECT queryid AS col_qid FROM pg_stat_statements_ng
+ WHERE query = 'SELECT count(*) FROM col_t' \gset
+SELECT generation AS gen4 FROM pg_stat_statements_ng_changed_since(0) LIMIT 1 \gset
+SELECT pg_stat_statements_ng_reset(0, 0, :col_qid, true) IS NOT NULL AS t;
+SELECT calls, min_exec_time = 0 AS minmax_cleared
+  FROM pg_stat_statements_ng_changed_since(:gen4)
+ WHERE query = 'SELECT count(*) FROM col_t';
+
 DROP TABLE col_t;

@@ -95,6 +95,21 @@ entry_group(NgSharedEntry *entry, uint32 bit)
 }
 
 /*
+ * ng_entry_hist_map
+ *		Map the segments of every group entry has (dsa_get_address maps a
+ *		segment this backend has not mapped yet, and that can raise an
+ *		ERROR).  A caller about to add to several of the entry's fields calls
+ *		this first, so that such an error comes before anything is added.
+ *		Caller holds the entry's partition lock.
+ */
+void
+ng_entry_hist_map(const NgSharedEntry *entry)
+{
+	for (dsa_pointer dp = entry->hist_groups; DsaPointerIsValid(dp);)
+		dp = ((NgHistGroup *) dsa_get_address(ng_area, dp))->next;
+}
+
+/*
  * ng_entry_hist_fits
  *		Can samples in the groups of need be added to entry: it has them,
  *		or there are spares enough to make them?  Caller holds the partition

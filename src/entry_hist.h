@@ -13,7 +13,8 @@
  *     allocate and free in DSA; backend-local otherwise).
  *   ng_entry_hist_add, ng_entry_hist_free: the entry's partition lock,
  *     exclusive.
- *   ng_entry_hist_copy: the entry's partition lock, any mode.
+ *   ng_entry_hist_copy, ng_entry_hist_map: the entry's partition lock, any
+ *     mode.
  *   ng_entry_hist_lacks: none (a hint: the mask read without a lock).
  *
  *-------------------------------------------------------------------------
@@ -41,6 +42,7 @@ typedef struct NgHistGroup
 extern int	ng_hist_nspares;	/* backend-local: spares at hand */
 extern int	ng_hist_spares_fill(int n);
 extern void ng_hist_spares_free(void);
+extern void ng_entry_hist_map(const NgSharedEntry *entry);
 extern bool ng_entry_hist_fits(const NgSharedEntry *entry, uint32 need);
 extern bool ng_entry_hist_add(NgSharedEntry *entry, int kind, int bucket,
 							  uint64 count);

@@ -147,17 +147,16 @@ typedef struct StmtRead
 /*
  * stmt_shown
  *		Whether a row with these counts is shown.  An entry made when its
- *		statement was parsed, and not yet run (or planned, where plans are
- *		shown; or failed, where failures are shown), is not shown, as in
- *		pg_stat_statements: it exists only to hold the text.
+ *		statement was parsed, and not yet run or planned (or failed, where
+ *		failures are shown), is not shown, as in pg_stat_statements (whose
+ *		test of planned or run does not depend on the API version either):
+ *		it exists only to hold the text.
  */
 static inline bool
 stmt_shown(const StmtRead *sr, const NgCounters *c)
 {
-	int64		ran = c->calls[NG_EXEC];
+	int64		ran = c->calls[NG_EXEC] + c->calls[NG_PLAN];
 
-	if (sr->api >= NG_API_PGSS_1_8)
-		ran += c->calls[NG_PLAN];
 	if (sr->api >= NG_API_NG_1_0)
 		ran += c->failed_errors + c->failed_cancels + c->failed_timeouts;
 	/* (since <= 0: every row, without reading what follows the histograms) */

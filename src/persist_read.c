@@ -30,6 +30,7 @@
 #include "alloc.h"
 #include "counters.h"
 #include "entry_hist.h"
+#include "evict.h"
 #include "guc.h"
 #include "persist_internal.h"
 #include "qtext.h"
@@ -171,8 +172,12 @@ persist_check_entry(DumpReader *r, NgDumpEntry *de, uint64 *hist,
 		return "invalid text length";
 	if (!PG_VALID_ENCODING(de->encoding))
 		return "invalid encoding";
-	if (de->counters.calls[NG_PLAN] < 0 || de->counters.calls[NG_EXEC] < 0)
+	if (de->counters.calls[NG_PLAN] < 0 || de->counters.calls[NG_EXEC] < 0 ||
+		de->usage > NG_USAGE_MAX)
 		return "invalid counters";
+	/* a bool from the file: read as the byte it is before it is used */
+	if (*(const uint8 *) &de->key.toplevel > 1)
+		return "invalid key";
 	if (de->text_len < 0)
 		return NULL;
 	if (qtext != NULL)
@@ -216,6 +221,50 @@ persist_restore_hist(NgSharedEntry *entry, uint32 mask, const uint64 *hist)
 }
 
 /*
+ * The full-reset generation the server started with, and whether a full
+ * reset has happened since: then the rest of the file is void (the reset
+ * removed what was restored before it, and what it did not see must not
+ * come back after it), and so are the saved info figures.
+ */
+static uint32 restore_stats_generation;
+static bool restore_voided;
+
+/*
+ * persist_merge_entry
+ *		Under the exclusive partition lock: a backend made the entry of a
+ *		restored row before the keeper got to it; it now holds both periods'
+ *		counts, since the earlier start, the usage of both, and the saved
+ *		text (*tdp, then cleared) if it has none; if it has none and the
+ *		saved one (saved_text) did not fit, that is counted once, as at a
+ *		parse.
+ */
+static void
+persist_merge_entry(NgSharedEntry *entry, const NgDumpEntry *de,
+					dsa_pointer *tdp, bool saved_text)
+{
+	ng_counters_merge(&entry->counters, &de->counters);
+	entry->stats_since = Min(entry->stats_since, de->stats_since);
+	entry->minmax_stats_since = Min(entry->minmax_stats_since,
+									de->minmax_stats_since);
+	ng_evict_earn_usage(entry, de->usage);
+	if (!DsaPointerIsValid(entry->qtext) && DsaPointerIsValid(*tdp))
+	{
+		entry->qtext = *tdp;
+		entry->text_len = de->text_len;
+		entry->encoding = de->encoding;
+		entry->text_stored_at = de->text_stored_at;
+		entry->text_dropped = false;
+		*tdp = InvalidDsaPointer;	/* the entry owns it */
+	}
+	else if (!DsaPointerIsValid(entry->qtext) && saved_text &&
+			 !entry->text_dropped)
+	{
+		entry->text_dropped = true;
+		ng_note_loss(NG_LOSS_TEXT_MEMORY, 1);
+	}
+}
+
+/*
  * persist_restore_entry
  *		Put one saved entry into the table, merging with an entry a backend
  *		created meanwhile.  Returns false if there was no room.
@@ -235,24 +284,25 @@ persist_restore_entry(const NgDumpEntry *de, const uint64 *hist,
 		return true;			/* padding of a dump that shrank */
 	ng_entry_reserve_past_max();	/* the keeper evicts down to max next */
 	if (qtext != NULL)
-	{
 		tdp = ng_qtext_store(qtext, de->text_len);
-		if (!DsaPointerIsValid(tdp))
-			ng_note_loss(NG_LOSS_TEXT_MEMORY, 1);
-	}
 	(void) ng_entry_prepare(part);
 	(void) ng_hist_spares_fill(pg_popcount32(de->hist_mask) +
 							   NG_HIST_SPARES_KEPT);
 
 	LWLockAcquire(part->lock, LW_EXCLUSIVE);
-	dp = ng_entry_insert(part, &de->key, hash, tdp, de->text_len, de->encoding,
-						 &found);
+	/* a full reset bumps the generation holding every partition lock */
+	restore_voided = (ng_shared->stats_generation != restore_stats_generation);
+	if (restore_voided)
+		dp = InvalidDsaPointer;
+	else
+		dp = ng_entry_insert(part, &de->key, hash, tdp, de->text_len,
+							 de->encoding, &found);
 	if (DsaPointerIsValid(dp))
 	{
 		entry = dsa_get_address(ng_area, dp);
 		persist_restore_hist(entry, de->hist_mask, hist);
 		if (found)
-			ng_counters_merge(&entry->counters, &de->counters);
+			persist_merge_entry(entry, de, &tdp, qtext != NULL);
 		else
 		{
 			/*
@@ -266,8 +316,12 @@ persist_restore_entry(const NgDumpEntry *de, const uint64 *hist,
 			entry->minmax_stats_since = de->minmax_stats_since;
 			if (DsaPointerIsValid(entry->qtext))
 				entry->text_stored_at = de->text_stored_at;
-			else
-				entry->text_dropped = (qtext != NULL);
+			else if (qtext != NULL)
+			{
+				/* the text did not fit: counted once, as at a parse */
+				entry->text_dropped = true;
+				ng_note_loss(NG_LOSS_TEXT_MEMORY, 1);
+			}
 			tdp = InvalidDsaPointer;	/* the entry owns it */
 		}
 	}
@@ -294,6 +348,13 @@ persist_merge_stats(const NgSharedStats *saved)
 	NgSharedStats *st = &ng_shared->stats;
 
 	SpinLockAcquire(&ng_shared->mutex);
+	if (ng_shared->stats_generation != restore_stats_generation)
+	{
+		/* a full reset since the restore began: the figures start from it */
+		restore_voided = true;
+		SpinLockRelease(&ng_shared->mutex);
+		return;
+	}
 	st->dealloc += saved->dealloc;
 	st->evicted_calls += saved->evicted_calls;
 	st->evicted_exec_time += saved->evicted_exec_time;
@@ -425,10 +486,12 @@ persist_restore_entries(DumpReader *r, uint64 nentries, int64 *restored)
 		}
 		if (persist_restore_entry(&de, hist, qtext))
 			(*restored)++;
-		else
+		else if (!restore_voided)
 			persist_count_unrestored(&de);
 		if (qtext)
 			pfree(qtext);
+		if (restore_voided)
+			break;
 	}
 	return why;
 }
@@ -501,8 +564,17 @@ ng_persist_load_file(void)
 		goto out;
 	}
 	restored = 0;
+	/* as shared memory was made (zero): a full reset since voids the file */
+	restore_stats_generation = 0;
+	restore_voided = false;
 	why = persist_restore_entries(&r, hdr.nentries, &restored);
-	persist_merge_stats(&hdr.stats);
+	if (!restore_voided)
+		persist_merge_stats(&hdr.stats);
+	if (restore_voided)
+		ereport(LOG,
+				(errmsg("pg_stat_statements_ng: a reset during the restore discarded the rest of the saved statistics")));
+	/* the spares the restore kept at hand go back (the keeper stays) */
+	ng_hist_spares_free();
 
 out:
 	CloseTransientFile(fd);

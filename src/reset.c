@@ -120,6 +120,9 @@ reset_partition(NgSharedPartition *part, Oid userid, Oid dbid, uint64 queryid,
 					ng_counters_clear_minmax(&entry->counters);
 					entry->minmax_generation++;
 					entry->minmax_stats_since = now;
+					/* changed: collectors (changed_since) see it again */
+					entry->counters.changed_generation =
+						pg_atomic_read_u64(&ng_shared->change_generation);
 					/* owners of bound slots look again (shmem.h) */
 					pg_write_barrier();
 					part->reset_epoch++;

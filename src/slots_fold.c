@@ -56,6 +56,11 @@ slot_merge_into(NgSharedEntry *entry, NgSlot *slot, bool clear_minmax)
 	NgHistCell *pool = ngs_pool;
 	NgCounters *counts = &slot->counters;
 
+	/*
+	 * Segments first: an error mapping one must come before anything is
+	 * added, or the counts would be in the entry and still in the slot.
+	 */
+	ng_entry_hist_map(entry);
 	if (clear_minmax)
 	{
 		NgCounters	copy = *counts;

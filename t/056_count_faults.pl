@@ -281,5 +281,40 @@ $node->wait_for_log(qr/pg_stat_statements_ng: restored statistics of \d+ stateme
 is(info('texts_dropped'), $before_stop + $before_restore,
 	'the restore adds the saved losses to those counted before it');
 
+# ---- a statement run before the keeper restores its saved entry: the
+# entry a backend made is merged with the saved one, and covers both
+# periods from the saved start ----
+$node->append_conf('postgresql.conf', "pg_stat_statements_ng.query_text_memory = '64MB'\n");
+$node->reload;
+ok($node->poll_query_until('postgres',
+		'SHOW pg_stat_statements_ng.query_text_memory', '64MB'),
+	'text memory back');
+as_role('r114', "SELECT 8 - 1 AS m;\n" x 3);
+my $m_sql = q{SELECT calls || ' ' || stats_since || ' ' || query FROM pg_stat_statements_ng
+	WHERE userid = 'r114'::regrole AND query LIKE '%AS m'};
+my ($m_since) = sql($m_sql) =~ /^3 (.*) SELECT \$1 - \$2 AS m$/;
+ok(defined $m_since, 'the statement ran three times, with its text');
+$node->stop;
+stall_on();
+$off = -s $node->logfile;
+$node->start;
+as_role('r114', "SELECT 8 - 1 AS m;\n" x 2);
+stall_off();
+$node->wait_for_log(qr/pg_stat_statements_ng: restored statistics of \d+ statements/, $off);
+is(sql($m_sql), "5 $m_since SELECT \$1 - \$2 AS m",
+	'merged at the restore: five calls, since the saved start, with the text');
+
+# ---- a full reset before the keeper restores: the saved statistics must
+# not come back after it ----
+$node->stop;
+stall_on();
+$off = -s $node->logfile;
+$node->start;
+sql('SELECT pg_stat_statements_ng_reset()');
+stall_off();
+$node->wait_for_log(qr/a reset during the restore discarded the rest of the saved statistics/, $off);
+is(sql(q{SELECT count(*) FROM pg_stat_statements_ng WHERE query LIKE '%AS m'}), '0',
+	'a reset before the restore is not undone by it');
+
 $node->stop;
 done_testing();
