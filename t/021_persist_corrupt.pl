@@ -255,9 +255,14 @@ push @cases,
   [ 'NUL in a text',
 	with_crc(patch($body, $first->{at} + $E + $first->{hist_len}, "\0")),
 	qr/invalid text/ ],
+  [ 'toplevel byte 2 (read into a bool)',
+	with_crc(patch($body, $first->{at} + 16, "\x02")),
+	qr/invalid key/ ],
+  [ 'usage above the maximum', with_crc(patch($body, $tl - 8, pack('L', 0xFFFFFFFF))),
+	qr/invalid counters/ ],
   [ 'histogram mask of every group',
 	with_crc(patch($body, $first->{at} + $E - 4, pack('L', 0xFFFFFFFF))),
-	qr/invalid text|truncated entry|invalid text length|invalid encoding|invalid counters|trailing bytes/ ];
+	qr/invalid text|truncated entry|invalid text length|invalid encoding|invalid counters|invalid key|trailing bytes/ ];
 
 # bytes appended
 push @cases,
