@@ -224,6 +224,20 @@ ng_evict_make_room(void)
 	return pg_atomic_read_u32(&ng_shared->entry_count) < max;
 }
 
+/*
+ * ng_evict_count_removed
+ *		Count an entry that left the table other than by a sweep (the restore
+ *		could not put it back) as an evicted one: dealloc, its calls and
+ *		execution time, the time of the last eviction.
+ */
+void
+ng_evict_count_removed(int64 calls, double exec_time)
+{
+	EvictTally	tally = {1, calls, exec_time};
+
+	evict_account(&tally, 0);
+}
+
 /* usage classes: 0 for no usage, else 1 + floor(log2(usage)) */
 #define NG_USAGE_CLASSES	32
 

@@ -5,8 +5,8 @@
  *
  * Promises: never waits for a partition lock (tries them conditionally),
  * never evicts an entry a slot is bound to (pins > 0).
- * Locks: ng_evict_make_room, ng_evict_to_limit, ng_evict_texts_to_limit:
- * caller holds no partition lock.  ng_evict_earn_usage: the entry's
+ * Locks: ng_evict_make_room, ng_evict_to_limit, ng_evict_texts_to_limit,
+ * ng_evict_count_removed: caller holds no partition lock.  ng_evict_earn_usage: the entry's
  * partition lock, exclusive.
  *
  *-------------------------------------------------------------------------
@@ -33,6 +33,7 @@ ng_evict_batch(void)
 
 extern bool ng_evict_make_room(void);
 extern void ng_evict_to_limit(void);
+extern void ng_evict_count_removed(int64 calls, double exec_time);
 extern void ng_evict_texts_to_limit(void);
 extern void ng_evict_earn_usage(NgSharedEntry *entry, int64 calls);
 

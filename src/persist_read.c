@@ -278,7 +278,7 @@ persist_restore_entry(const NgDumpEntry *de, const uint64 *hist,
 	dsa_pointer tdp = InvalidDsaPointer;
 	dsa_pointer dp;
 	NgSharedEntry *entry;
-	bool		found;
+	bool		found = false;
 
 	if (de->key.queryid == 0)
 		return true;			/* padding of a dump that shrank */
@@ -367,23 +367,6 @@ persist_merge_stats(const NgSharedStats *saved)
 	st->lock_misses += saved->lock_misses;
 	st->dsa_failures += saved->dsa_failures;
 	st->stats_reset = saved->stats_reset;
-	SpinLockRelease(&ng_shared->mutex);
-}
-
-/*
- * persist_count_unrestored
- *		An entry of the dump that could not be put back leaves the table as
- *		an evicted one does, so that every execution stays counted.
- */
-static void
-persist_count_unrestored(const NgDumpEntry *de)
-{
-	NgSharedStats *st = &ng_shared->stats;
-
-	SpinLockAcquire(&ng_shared->mutex);
-	st->dealloc++;
-	st->evicted_calls += de->counters.calls[NG_EXEC];
-	st->evicted_exec_time += de->counters.total_time[NG_EXEC];
 	SpinLockRelease(&ng_shared->mutex);
 }
 
@@ -487,7 +470,11 @@ persist_restore_entries(DumpReader *r, uint64 nentries, int64 *restored)
 		if (persist_restore_entry(&de, hist, qtext))
 			(*restored)++;
 		else if (!restore_voided)
-			persist_count_unrestored(&de);
+		{
+			/* not put back: it leaves the table as an evicted entry does */
+			ng_evict_count_removed(de.counters.calls[NG_EXEC],
+								   de.counters.total_time[NG_EXEC]);
+		}
 		if (qtext)
 			pfree(qtext);
 		if (restore_voided)
