@@ -1,0 +1,298 @@
+/*-------------------------------------------------------------------------
+ *
+ * qtext_scan.c
+ *		The core SQL scanner's view of a statement, for normalization: a
+ *		scanner set up as the raw parse may have had it, and every string
+ *		and numeric constant token of a statement.
+ *
+ * Why a file of its own: qtext.c replaces the constants the jumble
+ * records and keeps texts; this file finds the literal tokens the jumble
+ * does not record (a CYCLE clause's marks, JSON_TABLE and XMLTABLE
+ * defaults, PASSING values, XMLNAMESPACES, whatever a utility statement
+ * carries), which needs a token's neighbours and the scanner's settings.
+ *
+ * Which integers are kept.  In a statement that is not a utility
+ * statement, an integer written where SQL reads it as a type modifier
+ * (varchar(10), numeric(10, 2), a list of integers in parentheses after a
+ * type's name) or as a position in an ORDER BY, GROUP BY or DISTINCT ON
+ * list (ORDER BY 1 DESC, 2) is not a constant: it is kept, as
+ * pg_stat_statements keeps it.  Every other literal token is returned.
+ *
+ * Settings.  Whether a backslash escapes in '...' depends on
+ * standard_conforming_strings as it was when the raw parser scanned the
+ * whole query string; a SET earlier in that string has changed it by the
+ * time a later statement is analysed.  So the scanner is given the
+ * setting explicitly (qtext.c tries both when the text has a backslash),
+ * and backslash_quote on: the raw parse accepted the text, so being
+ * permissive there moves no token boundary.
+ *
+ * Locking: none; backend-local work.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <ctype.h>
+
+#include "common/keywords.h"
+#include "parser/parser.h"
+
+#include "qtext_scan.h"
+
+typedef enum ScanKind
+{
+	SCAN_OTHER = 0,
+	SCAN_STRING,				/* a string constant of any form */
+	SCAN_NUMBER,				/* a numeric constant but a plain integer */
+	SCAN_INTEGER,				/* digits only */
+	SCAN_PARAM,					/* $n */
+	SCAN_WORD,					/* an identifier or a keyword */
+	SCAN_OPEN,
+	SCAN_CLOSE,
+	SCAN_COMMA,
+	SCAN_SEMI
+} ScanKind;
+
+typedef struct ScanToken
+{
+	int			location;
+	int			length;
+	ScanKind	kind;
+	int			keyword;		/* index into ScanKeywords, or -1 */
+} ScanToken;
+
+/*
+ * ng_scan_begin
+ *		scanner_init for the NUL-terminated statement stmt, with
+ *		standard_conforming_strings as given (see the head of the file).
+ */
+core_yyscan_t
+ng_scan_begin(const char *stmt, core_yy_extra_type *extra, bool scs)
+{
+	core_yyscan_t scanner;
+
+	scanner = scanner_init(stmt, extra, &ScanKeywords, ScanKeywordTokens);
+	extra->escape_string_warning = false;
+	extra->standard_conforming_strings = scs;
+	extra->backslash_quote = BACKSLASH_QUOTE_ON;
+	return scanner;
+}
+
+/*
+ * scan_kind
+ *		What a token is, from its text as the scanner leaves it in its
+ *		buffer (ended by a zero byte).  Identifiers and keywords never start
+ *		with a quote, a digit or a dollar sign; a letter followed by a quote
+ *		(E'', B'', X'') or U&' can only begin a string constant.
+ */
+static ScanKind
+scan_kind(const char *tok)
+{
+	char		c = tok[0];
+
+	if (c == '\'')
+		return SCAN_STRING;
+	if (c != '\0' && strchr("EeBbXx", c) != NULL && tok[1] == '\'')
+		return SCAN_STRING;
+	if ((c == 'U' || c == 'u') && tok[1] == '&' && tok[2] == '\'')
+		return SCAN_STRING;
+	if (c == '$' && isdigit((unsigned char) tok[1]))
+		return SCAN_PARAM;
+	if (c == '$' && tok[1] != '\0')
+		return SCAN_STRING;		/* $$...$$ or $tag$...$tag$ */
+	if (isdigit((unsigned char) c) ||
+		(c == '.' && isdigit((unsigned char) tok[1])))
+		return tok[strspn(tok, "0123456789")] == '\0' ?
+			SCAN_INTEGER : SCAN_NUMBER;
+	if (c != '\0' && tok[1] == '\0' && strchr("(),;", c) != NULL)
+		return c == '(' ? SCAN_OPEN : c == ')' ? SCAN_CLOSE :
+			c == ',' ? SCAN_COMMA : SCAN_SEMI;
+	if (isalpha((unsigned char) c) || c == '_' || c == '"' || IS_HIGHBIT_SET(c))
+		return SCAN_WORD;
+	return SCAN_OTHER;
+}
+
+/* is t the keyword kw (lower case)? */
+static bool
+scan_is(const ScanToken *t, const char *kw)
+{
+	return t->kind == SCAN_WORD && t->keyword >= 0 &&
+		strcmp(GetScanKeyword(t->keyword, &ScanKeywords), kw) == 0;
+}
+
+/*
+ * scan_is_typmod
+ *		Is integer token i in a parenthesized list of integers that follows
+ *		a type's name (an identifier, a type keyword such as varchar or
+ *		numeric, or the varying and second that end a type's name)?
+ */
+static bool
+scan_is_typmod(const ScanToken *t, int n, int i)
+{
+	int			open = i - 1;
+	int			close = i + 1;
+	const ScanToken *name;
+
+	while (open >= 0 &&
+		   (t[open].kind == SCAN_INTEGER || t[open].kind == SCAN_COMMA))
+		open--;
+	while (close < n &&
+		   (t[close].kind == SCAN_INTEGER || t[close].kind == SCAN_COMMA))
+		close++;
+	if (open < 1 || close >= n ||
+		t[open].kind != SCAN_OPEN || t[close].kind != SCAN_CLOSE)
+		return false;
+	name = &t[open - 1];
+	if (name->kind != SCAN_WORD)
+		return false;
+	return name->keyword < 0 ||
+		ScanKeywordCategories[name->keyword] == COL_NAME_KEYWORD ||
+		scan_is(name, "varying") || scan_is(name, "second");
+}
+
+/* does token j open a list of positions: BY, or DISTINCT ON's "("? */
+static bool
+scan_opens_positions(const ScanToken *t, int j)
+{
+	return scan_is(&t[j], "by") ||
+		(j >= 2 && t[j].kind == SCAN_OPEN && scan_is(&t[j - 1], "on") &&
+		 scan_is(&t[j - 2], "distinct"));
+}
+
+/*
+ * scan_is_position
+ *		Is integer token i an item of its own in an ORDER BY, GROUP BY or
+ *		DISTINCT ON list: after the list's start or a comma, before a comma,
+ *		a closing parenthesis, the end or a keyword other than AS, with the
+ *		list's start the first keyword or parenthesis before it at its depth
+ *		but for the keywords an item may carry (ASC, DESC, USING, COLLATE)
+ *		and unreserved ones (names)?
+ */
+static bool
+scan_is_position(const ScanToken *t, int n, int i)
+{
+	int			depth = 0;
+
+	if (i == 0 ||
+		!(t[i - 1].kind == SCAN_COMMA || scan_opens_positions(t, i - 1)))
+		return false;
+	if (i + 1 < n &&
+		!(t[i + 1].kind == SCAN_COMMA || t[i + 1].kind == SCAN_CLOSE ||
+		  t[i + 1].kind == SCAN_SEMI ||
+		  (t[i + 1].kind == SCAN_WORD && t[i + 1].keyword >= 0 &&
+		   !scan_is(&t[i + 1], "as"))))
+		return false;
+	for (int j = i - 1; j >= 0; j--)
+	{
+		const ScanToken *p = &t[j];
+
+		if (depth == 0 && scan_opens_positions(t, j))
+			return true;
+		else if (p->kind == SCAN_CLOSE)
+			depth++;
+		else if (p->kind == SCAN_OPEN && depth-- == 0)
+			return false;
+		else if (depth > 0 || p->kind != SCAN_WORD || p->keyword < 0)
+			continue;
+		else if (ScanKeywordCategories[p->keyword] != UNRESERVED_KEYWORD &&
+				 !scan_is(p, "asc") && !scan_is(p, "desc") &&
+				 !scan_is(p, "using") && !scan_is(p, "collate"))
+			return false;
+	}
+	return false;
+}
+
+/*
+ * scan_tokens
+ *		Every token of the NUL-terminated statement stmt (len bytes), in
+ *		text order.  Returns a palloc'd array of *n, or NULL if a token
+ *		lies outside the text.  A scanner error propagates.
+ */
+static ScanToken *
+scan_tokens(const char *stmt, int len, bool scs, int *n)
+{
+	core_yyscan_t scanner;
+	core_yy_extra_type extra;
+	core_YYSTYPE lval;
+	YYLTYPE		lloc = -1;
+	int			cap = 16;
+	ScanToken  *t = palloc(sizeof(ScanToken) * cap);
+
+	*n = 0;
+	scanner = ng_scan_begin(stmt, &extra, scs);
+	while (core_yylex(&lval, &lloc, scanner) != 0)
+	{
+		/* the scanner ends the token's text with a zero byte in scanbuf */
+		const char *tok = extra.scanbuf + lloc;
+		ScanToken  *s;
+
+		if (lloc < 0 || lloc >= len || (int) strlen(tok) > len - lloc)
+		{
+			scanner_finish(scanner);
+			pfree(t);
+			return NULL;
+		}
+		if (*n == cap)
+		{
+			cap *= 2;
+			t = repalloc(t, sizeof(ScanToken) * cap);
+		}
+		s = &t[(*n)++];
+		s->location = lloc;
+		s->length = strlen(tok);
+		s->kind = scan_kind(tok);
+		s->keyword = -1;
+		if (s->kind == SCAN_WORD && tok[0] != '"')
+			s->keyword = ScanKeywordLookup(tok, &ScanKeywords);
+	}
+	scanner_finish(scanner);
+	return t;
+}
+
+/*
+ * ng_scan_literals
+ *		Every string and numeric constant token of the NUL-terminated
+ *		statement stmt (len bytes), scanned with standard_conforming_strings
+ *		= scs, in text order; with keep_integers, but the integers that are
+ *		type modifiers or positions (see the head of the file).
+ *		*max_param gets the highest $n written in the text.  Returns a
+ *		palloc'd array of *n (a zero length one for none), or NULL if a
+ *		token cannot be measured within the text.  A scanner error
+ *		propagates (the caller catches it).
+ */
+NgLiteral *
+ng_scan_literals(const char *stmt, int len, bool scs, bool keep_integers,
+				 int *n, int *max_param)
+{
+	int			ntok;
+	ScanToken  *t = scan_tokens(stmt, len, scs, &ntok);
+	NgLiteral  *lits;
+
+	*n = 0;
+	*max_param = 0;
+	if (t == NULL)
+		return NULL;
+	lits = palloc(sizeof(NgLiteral) * (ntok + 1));
+	for (int i = 0; i < ntok; i++)
+	{
+		if (t[i].kind == SCAN_PARAM)
+		{
+			long		p = strtol(stmt + t[i].location + 1, NULL, 10);
+
+			if (p > *max_param && p <= PG_INT32_MAX / 2)
+				*max_param = (int) p;
+			continue;
+		}
+		if (t[i].kind != SCAN_STRING && t[i].kind != SCAN_NUMBER &&
+			t[i].kind != SCAN_INTEGER)
+			continue;
+		if (t[i].kind == SCAN_INTEGER && keep_integers &&
+			(scan_is_typmod(t, ntok, i) || scan_is_position(t, ntok, i)))
+			continue;
+		lits[*n].location = t[i].location;
+		lits[*n].length = t[i].length;
+		(*n)++;
+	}
+	pfree(t);
+	return lits;
+}
