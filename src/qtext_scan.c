@@ -50,7 +50,9 @@ typedef enum ScanKind
 	SCAN_OPEN,
 	SCAN_CLOSE,
 	SCAN_COMMA,
-	SCAN_SEMI
+	SCAN_SEMI,
+	SCAN_CAST,					/* :: */
+	SCAN_DOT
 } ScanKind;
 
 typedef struct ScanToken
@@ -107,6 +109,10 @@ scan_kind(const char *tok)
 	if (c != '\0' && tok[1] == '\0' && strchr("(),;", c) != NULL)
 		return c == '(' ? SCAN_OPEN : c == ')' ? SCAN_CLOSE :
 			c == ',' ? SCAN_COMMA : SCAN_SEMI;
+	if (strcmp(tok, "::") == 0)
+		return SCAN_CAST;
+	if (strcmp(tok, ".") == 0)
+		return SCAN_DOT;
 	if (isalpha((unsigned char) c) || c == '_' || c == '"' || IS_HIGHBIT_SET(c))
 		return SCAN_WORD;
 	return SCAN_OTHER;
@@ -120,18 +126,51 @@ scan_is(const ScanToken *t, const char *kw)
 		strcmp(GetScanKeyword(t->keyword, &ScanKeywords), kw) == 0;
 }
 
+/* the keywords that name a type taking modifiers, or end such a name */
+static const char *const scan_type_keywords[] = {
+	"bit", "char", "character", "dec", "decimal", "float", "interval",
+	"nchar", "numeric", "second", "time", "timestamp", "varchar", "varying"
+};
+
+/*
+ * scan_names_type
+ *		Does the token at name end a type's name: one of the type keywords
+ *		above, or an identifier (possibly schema-qualified) written after
+ *		"::" or AS (a cast), where a function's name cannot be?
+ */
+static bool
+scan_names_type(const ScanToken *t, int name)
+{
+	const ScanToken *p = &t[name];
+
+	if (p->kind != SCAN_WORD)
+		return false;
+	if (p->keyword >= 0)
+	{
+		for (int k = 0; k < lengthof(scan_type_keywords); k++)
+			if (scan_is(p, scan_type_keywords[k]))
+				return true;
+		if (ScanKeywordCategories[p->keyword] != UNRESERVED_KEYWORD)
+			return false;
+	}
+	/* schema.type: pass the qualifiers */
+	while (name >= 2 && t[name - 1].kind == SCAN_DOT &&
+		   t[name - 2].kind == SCAN_WORD)
+		name -= 2;
+	return name >= 1 &&
+		(t[name - 1].kind == SCAN_CAST || scan_is(&t[name - 1], "as"));
+}
+
 /*
  * scan_is_typmod
  *		Is integer token i in a parenthesized list of integers that follows
- *		a type's name (an identifier, a type keyword such as varchar or
- *		numeric, or the varying and second that end a type's name)?
+ *		a type's name (scan_names_type)?
  */
 static bool
 scan_is_typmod(const ScanToken *t, int n, int i)
 {
 	int			open = i - 1;
 	int			close = i + 1;
-	const ScanToken *name;
 
 	while (open >= 0 &&
 		   (t[open].kind == SCAN_INTEGER || t[open].kind == SCAN_COMMA))
@@ -142,12 +181,7 @@ scan_is_typmod(const ScanToken *t, int n, int i)
 	if (open < 1 || close >= n ||
 		t[open].kind != SCAN_OPEN || t[close].kind != SCAN_CLOSE)
 		return false;
-	name = &t[open - 1];
-	if (name->kind != SCAN_WORD)
-		return false;
-	return name->keyword < 0 ||
-		ScanKeywordCategories[name->keyword] == COL_NAME_KEYWORD ||
-		scan_is(name, "varying") || scan_is(name, "second");
+	return scan_names_type(t, open - 1);
 }
 
 /* does token j open a list of positions: BY, or DISTINCT ON's "("? */
