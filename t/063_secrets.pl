@@ -39,6 +39,7 @@ CREATE ROLE sec_alice;
 CREATE FOREIGN DATA WRAPPER sec_w;
 CREATE SERVER sec_s FOREIGN DATA WRAPPER sec_w;
 CREATE TABLE sec_t (a int, b text);
+CREATE TABLE sec_x (doc xml);
 CREATE PROCEDURE sec_p(t text) LANGUAGE plpgsql AS $$BEGIN END$$;
 CREATE FOREIGN TABLE sec_ft (a int) SERVER sec_s;
 });
@@ -52,12 +53,15 @@ my @simple = (
 	# clear the view)
 	q{PREPARE sec_q1 AS SELECT CASE WHEN a IS NULL THEN b ELSE 'SECRET_1' END FROM sec_t},
 	q{PREPARE sec_q2 AS SELECT b FROM sec_t FETCH FIRST 31337317 ROWS ONLY},
+	($xml ? q{PREPARE sec_q90 AS SELECT xmlroot(doc, version 'SECRET_90') FROM sec_x} : ()),
 	q{SELECT pg_stat_statements_ng_reset() IS NOT NULL},
 	q{SELECT CASE WHEN a IS NULL THEN b END FROM sec_t},
 	q{SELECT b FROM sec_t FETCH FIRST ROW ONLY},
+	($xml ? q{SELECT xmlroot(doc, version no value) FROM sec_x} : ()),
 	q{SELECT pg_stat_statements_ng_reset() IS NOT NULL},
 	q{EXECUTE sec_q1},
 	q{EXECUTE sec_q2},
+	($xml ? q{EXECUTE sec_q90} : ()),
 	# passwords
 	q{CREATE ROLE sec_r3 PASSWORD 'SECRET_3'},
 	q{ALTER ROLE sec_alice PASSWORD 'SECRET_4'},
@@ -164,12 +168,7 @@ my @simple = (
 if ($xml)
 {
 	push @simple,
-	  q{SELECT * FROM XMLTABLE(XMLNAMESPACES('http://SECRET_89' AS x), '/x:r' PASSING '<r xmlns="http://SECRET_89"/>' COLUMNS a text PATH 'x:a' DEFAULT 'SECRET_89b') AS xt},
-	  q{PREPARE sec_q90 AS SELECT xmlroot(NULL::xml, version 'SECRET_90')},
-	  q{SELECT pg_stat_statements_ng_reset() IS NOT NULL},
-	  q{SELECT xmlroot(NULL::xml, version no value)},
-	  q{SELECT pg_stat_statements_ng_reset() IS NOT NULL},
-	  q{EXECUTE sec_q90};
+	  q{SELECT * FROM XMLTABLE(XMLNAMESPACES('http://SECRET_89' AS x), '/x:r' PASSING '<r xmlns="http://SECRET_89"/>' COLUMNS a text PATH 'x:a' DEFAULT 'SECRET_89b') AS xt};
 }
 if ($major >= 17)
 {
@@ -237,7 +236,8 @@ for my $track ('top', 'all')
 		'PREPARE sec_q2 AS SELECT b FROM sec_t FETCH FIRST $1 ROWS ONLY',
 		'ALTER ROLE sec_alice PASSWORD $1',
 		'COPY (SELECT $1) TO PROGRAM $2',
-		'ALTER SUBSCRIPTION sec_sub CONNECTION $1')
+		'ALTER SUBSCRIPTION sec_sub CONNECTION $1',
+		($xml ? 'PREPARE sec_q90 AS SELECT xmlroot(doc, version $1) FROM sec_x' : ()))
 	{
 		ok($have{$want}, "track = $track: stored: $want") or diag $texts;
 	}
