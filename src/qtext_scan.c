@@ -162,26 +162,48 @@ scan_names_type(const ScanToken *t, int name)
 }
 
 /*
+ * What ng_scan_literals knows of a statement's tokens while it looks at
+ * them left to right, so that a long list of integers (an IN list) is
+ * looked at in linear time.
+ */
+typedef struct ScanView
+{
+	const ScanToken *t;
+	int			n;
+	int8	   *starts;			/* per token: 0 not known; 2 if a list of
+								 * positions starts left of it at its depth,
+								 * else 1 */
+	int			run_end;		/* the last run of integers and commas looked
+								 * at ends here */
+	bool		run_typmod;		/* and is a type's modifiers */
+} ScanView;
+
+/*
  * scan_is_typmod
  *		Is integer token i in a parenthesized list of integers that follows
- *		a type's name (scan_names_type)?
+ *		a type's name (scan_names_type)?  Each run of integers and commas
+ *		is looked at once.
  */
 static bool
-scan_is_typmod(const ScanToken *t, int n, int i)
+scan_is_typmod(ScanView *v, int i)
 {
+	const ScanToken *t = v->t;
 	int			open = i - 1;
 	int			close = i + 1;
 
+	if (i <= v->run_end)
+		return v->run_typmod;
 	while (open >= 0 &&
 		   (t[open].kind == SCAN_INTEGER || t[open].kind == SCAN_COMMA))
 		open--;
-	while (close < n &&
+	while (close < v->n &&
 		   (t[close].kind == SCAN_INTEGER || t[close].kind == SCAN_COMMA))
 		close++;
-	if (open < 1 || close >= n ||
-		t[open].kind != SCAN_OPEN || t[close].kind != SCAN_CLOSE)
-		return false;
-	return scan_names_type(t, open - 1);
+	v->run_end = close - 1;
+	v->run_typmod = open >= 1 && close < v->n &&
+		t[open].kind == SCAN_OPEN && t[close].kind == SCAN_CLOSE &&
+		scan_names_type(t, open - 1);
+	return v->run_typmod;
 }
 
 /* does token j open a list of positions: BY, or DISTINCT ON's "("? */
@@ -194,46 +216,69 @@ scan_opens_positions(const ScanToken *t, int j)
 }
 
 /*
+ * scan_starts_positions
+ *		Walking left from token from, at its depth: is the first keyword or
+ *		unmatched parenthesis met the start of a list of positions, but for
+ *		the keywords an item may carry (ASC, DESC, USING, COLLATE) and
+ *		unreserved ones (names)?  Remembered per starting token; a walk
+ *		stops where an earlier one started.
+ */
+static bool
+scan_starts_positions(ScanView *v, int from)
+{
+	int			depth = 0;
+	int8		result = 1;
+
+	for (int j = from; j >= 0; j--)
+	{
+		const ScanToken *p = &v->t[j];
+
+		if (depth == 0 && v->starts[j] != 0)
+		{
+			result = v->starts[j];
+			break;
+		}
+		if (depth == 0 && scan_opens_positions(v->t, j))
+		{
+			result = 2;
+			break;
+		}
+		if (p->kind == SCAN_CLOSE)
+			depth++;
+		else if (p->kind == SCAN_OPEN && depth-- == 0)
+			break;
+		else if (depth == 0 && p->kind == SCAN_WORD && p->keyword >= 0 &&
+				 ScanKeywordCategories[p->keyword] != UNRESERVED_KEYWORD &&
+				 !scan_is(p, "asc") && !scan_is(p, "desc") &&
+				 !scan_is(p, "using") && !scan_is(p, "collate"))
+			break;
+	}
+	v->starts[from] = result;
+	return result == 2;
+}
+
+/*
  * scan_is_position
  *		Is integer token i an item of its own in an ORDER BY, GROUP BY or
  *		DISTINCT ON list: after the list's start or a comma, before a comma,
- *		a closing parenthesis, the end or a keyword other than AS, with the
- *		list's start the first keyword or parenthesis before it at its depth
- *		but for the keywords an item may carry (ASC, DESC, USING, COLLATE)
- *		and unreserved ones (names)?
+ *		a closing parenthesis, the end or a keyword other than AS, in a list
+ *		of positions (scan_starts_positions)?
  */
 static bool
-scan_is_position(const ScanToken *t, int n, int i)
+scan_is_position(ScanView *v, int i)
 {
-	int			depth = 0;
+	const ScanToken *t = v->t;
 
 	if (i == 0 ||
 		!(t[i - 1].kind == SCAN_COMMA || scan_opens_positions(t, i - 1)))
 		return false;
-	if (i + 1 < n &&
+	if (i + 1 < v->n &&
 		!(t[i + 1].kind == SCAN_COMMA || t[i + 1].kind == SCAN_CLOSE ||
 		  t[i + 1].kind == SCAN_SEMI ||
 		  (t[i + 1].kind == SCAN_WORD && t[i + 1].keyword >= 0 &&
 		   !scan_is(&t[i + 1], "as"))))
 		return false;
-	for (int j = i - 1; j >= 0; j--)
-	{
-		const ScanToken *p = &t[j];
-
-		if (depth == 0 && scan_opens_positions(t, j))
-			return true;
-		else if (p->kind == SCAN_CLOSE)
-			depth++;
-		else if (p->kind == SCAN_OPEN && depth-- == 0)
-			return false;
-		else if (depth > 0 || p->kind != SCAN_WORD || p->keyword < 0)
-			continue;
-		else if (ScanKeywordCategories[p->keyword] != UNRESERVED_KEYWORD &&
-				 !scan_is(p, "asc") && !scan_is(p, "desc") &&
-				 !scan_is(p, "using") && !scan_is(p, "collate"))
-			return false;
-	}
-	return false;
+	return scan_starts_positions(v, i - 1);
 }
 
 /*
@@ -301,12 +346,18 @@ ng_scan_literals(const char *stmt, int len, bool scs, bool keep_integers,
 	int			ntok;
 	ScanToken  *t = scan_tokens(stmt, len, scs, &ntok);
 	NgLiteral  *lits;
+	ScanView	v;
 
 	*n = 0;
 	*max_param = 0;
 	if (t == NULL)
 		return NULL;
 	lits = palloc(sizeof(NgLiteral) * (ntok + 1));
+	v.t = t;
+	v.n = ntok;
+	v.starts = palloc0(ntok + 1);
+	v.run_end = -1;
+	v.run_typmod = false;
 	for (int i = 0; i < ntok; i++)
 	{
 		if (t[i].kind == SCAN_PARAM)
@@ -321,12 +372,13 @@ ng_scan_literals(const char *stmt, int len, bool scs, bool keep_integers,
 			t[i].kind != SCAN_INTEGER)
 			continue;
 		if (t[i].kind == SCAN_INTEGER && keep_integers &&
-			(scan_is_typmod(t, ntok, i) || scan_is_position(t, ntok, i)))
+			(scan_is_typmod(&v, i) || scan_is_position(&v, i)))
 			continue;
 		lits[*n].location = t[i].location;
 		lits[*n].length = t[i].length;
 		(*n)++;
 	}
+	pfree(v.starts);
 	pfree(t);
 	return lits;
 }
