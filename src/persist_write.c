@@ -28,6 +28,7 @@
 #include "utils/memutils.h"
 
 #include "counters.h"
+#include "guc.h"
 #include "persist_internal.h"
 #include "reader.h"
 #include "shmem.h"
@@ -45,6 +46,12 @@ dump_write(DumpWriter *w, const void *data, size_t len)
 {
 	if (w->failed || len == 0)
 		return;
+	if (NG_DEBUG_FAULT(NG_FAULT_DUMP_FULL))
+	{
+		errno = ENOSPC;			/* as a full disk would */
+		w->failed = true;
+		return;
+	}
 	COMP_CRC32C(w->crc, data, len);
 	if (fwrite(data, 1, len, w->file) != len)
 		w->failed = true;

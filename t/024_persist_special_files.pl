@@ -8,8 +8,8 @@
 # size.  Each refusal is one LOG line; statistics start empty; the file is
 # removed.
 #
-# The writer at shutdown: a FIFO at the temporary file's name, or a
-# directory at the stats file's name, is removed with one LOG line, and the
+# The writer at shutdown: a FIFO or a symbolic link at the temporary file's
+# name, or a directory at the stats file's name, is removed with one LOG line, and the
 # statistics are saved (a fast stop completes).
 use strict;
 use warnings FATAL => 'all';
@@ -191,6 +191,9 @@ save_case(
 			close $r;
 		}
 	});
+# a link is not followed: removed, and the file written in its place
+save_case('symbolic link at the temporary name',
+	$TMP_FILE, sub { symlink('/dev/null', $tmp) or die "symlink $tmp: $!" });
 save_case('directory at the stats file\'s name',
 	$STAT_FILE, sub { unlink($stat); mkdir($stat) or die "mkdir $stat: $!" });
 
