@@ -278,7 +278,7 @@ persist_merge_entry(NgSharedEntry *entry, const NgDumpEntry *de,
 			 !entry->text_dropped)
 	{
 		entry->text_dropped = true;
-		ng_note_loss(NG_LOSS_TEXT_MEMORY, 1);
+		ng_qtext_note_dropped();
 	}
 }
 
@@ -338,7 +338,7 @@ persist_restore_entry(const NgDumpEntry *de, const uint64 *hist,
 			{
 				/* the text did not fit: counted once, as at a parse */
 				entry->text_dropped = true;
-				ng_note_loss(NG_LOSS_TEXT_MEMORY, 1);
+				ng_qtext_note_dropped();
 			}
 			tdp = InvalidDsaPointer;	/* the entry owns it */
 		}
