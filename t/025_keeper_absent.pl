@@ -15,6 +15,7 @@ use strict;
 use warnings FATAL => 'all';
 
 use FindBin;
+use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -24,6 +25,13 @@ BEGIN
 	require "$FindBin::RealBin/020_persist_common.pm";
 	PersistCommon->import;
 }
+
+# pg_prewarm is contrib's: a server without it cannot run this test
+my $pkglibdir;
+IPC::Run::run([ 'pg_config', '--pkglibdir' ], '>', \$pkglibdir);
+chomp $pkglibdir;
+plan skip_all => "pg_prewarm is not installed in $pkglibdir"
+  unless -f "$pkglibdir/pg_prewarm.so";
 
 my $node = new_ng_node(
 	'keeper_absent', q(
