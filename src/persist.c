@@ -16,7 +16,8 @@
  * log.  At its own exit it removes a file no keeper dealt with in this run
  * (keeper_start.c: the keeper could not be started): it is older than this
  * run's statistics, and restoring it later would bring back counts from
- * before them, before a reset made in this run among others.  Shared memory in a DSA area can only be allocated by a child
+ * before them, before a reset made in this run among others.  Shared memory
+ * in a DSA area can only be allocated by a child
  * process, so the rest is done by the keeper, a background worker started
  * with the postmaster: it restores the file (merging into whatever backends
  * recorded meanwhile) and removes it; while the server runs it applies a
