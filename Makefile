@@ -16,6 +16,7 @@ OBJS = \
 	src/guc.o \
 	src/hist.o \
 	src/hooks.o \
+	src/keeper_start.o \
 	src/measure.o \
 	src/persist.o \
 	src/persist_read.o \
@@ -41,7 +42,8 @@ OBJS = \
 	src/utility.o
 
 EXTENSION = pg_stat_statements_ng
-DATA = pg_stat_statements_ng--1.0.sql pg_stat_statements_ng--1.1.sql pg_stat_statements_ng--1.0--1.1.sql
+DATA = pg_stat_statements_ng--1.0.sql pg_stat_statements_ng--1.1.sql pg_stat_statements_ng--1.2.sql \
+	pg_stat_statements_ng--1.0--1.1.sql pg_stat_statements_ng--1.1--1.2.sql
 PGFILEDESC = "pg_stat_statements_ng - exact, lock-free statement statistics"
 
 REGRESS = counting normalize literals nesting planning reset privileges info failures collect percentiles rowform

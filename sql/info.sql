@@ -42,3 +42,8 @@ ALTER EXTENSION pg_stat_statements_ng UPDATE TO '1.1';
 SELECT count(*) AS columns_1_1 FROM pg_attribute
  WHERE attrelid = 'pg_stat_statements_ng_info'::regclass AND attnum > 0;
 SELECT max, dsa_failures FROM pg_stat_statements_ng_info;
+-- ---- the keeper (1.2): keeper_start_failures added ----
+ALTER EXTENSION pg_stat_statements_ng UPDATE TO '1.2';
+SELECT count(*) AS columns_1_2 FROM pg_attribute
+ WHERE attrelid = 'pg_stat_statements_ng_info'::regclass AND attnum > 0;
+SELECT max, dsa_failures, keeper_start_failures FROM pg_stat_statements_ng_info;

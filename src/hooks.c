@@ -45,9 +45,9 @@
 #include "failures.h"
 #include "guc.h"
 #include "hooks.h"
+#include "keeper_start.h"
 #include "measure.h"
 #include "utility.h"
-#include "persist.h"
 #include "qtext.h"
 #include "setup.h"
 #include "shmem.h"
@@ -137,7 +137,7 @@ _PG_init(void)
 	ng_timers_init();
 	RegisterXactCallback(ng_xact_callback, NULL);
 	RegisterSubXactCallback(ng_subxact_callback, NULL);
-	ng_persist_register_keeper();
+	ng_keeper_register();
 }
 
 static void
