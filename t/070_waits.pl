@@ -190,7 +190,7 @@ sub sampler_pid
 	chomp $ppid;
 	close $pf;
 	my $pids = `ps -o pid=,args= --ppid $ppid`;
-	return ($pids =~ /^\s*(\d+)\s+postgres: pg_stat_statements_ng waits sampler/m)
+	return ($pids =~ /^\s*(\d+)\s+postgres: (?:\S+: )?pg_stat_statements_ng waits sampler/m)
 	  ? $1 : 0;
 }
 my $pid = sampler_pid();
