@@ -130,7 +130,7 @@ waits_check_header(int fd, off_t st_size, NgWaitsFileHeader *h)
  */
 int64
 ng_waits_file_load(void (*add) (const NgWaitKey *key, uint64 samples,
-							   uint64 time_us))
+								uint64 time_us))
 {
 	int			fd;
 	struct stat st;
