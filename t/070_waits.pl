@@ -121,6 +121,27 @@ is( $node->safe_psql('postgres',
 cmp_ok(total_samples(waits_of(qid('SELECT $1 AS marker'))), '<=', 2,
 	'the idle sessions\' statements: at most a sample of their short runs');
 
+# ---- a statement not yet published does not count under the one before ----
+# The victim's second statement waits for a relation lock while it is
+# parsed (its key is not known yet): those samples go nowhere, not to its
+# first statement, whose key the victim still has published.
+$node->safe_psql('postgres', 'CREATE TABLE locked (a int)');
+my $locker = $node->background_psql('postgres');
+my $victim = $node->background_psql('postgres');
+$locker->query_safe('BEGIN');
+$locker->query_safe('LOCK TABLE locked');
+$victim->query_safe('SELECT pg_sleep(0.2) AS victim_first');
+$victim->query_until(qr/parsing/, "\\echo parsing\nSELECT count(*) FROM locked;\n");
+$node->poll_query_until('postgres', q{
+SELECT count(*) = 1 FROM pg_locks WHERE NOT granted AND locktype = 'relation'});
+$locker->query_safe('SELECT pg_sleep(1) AS locker');
+$locker->query_safe('COMMIT');
+$victim->query_safe('SELECT 1');
+my $before = waits_of(qid('SELECT pg_sleep($1) AS victim_first'));
+ok(!exists $before->{'Lock/relation'},
+	'a lock wait while the next statement is parsed is not counted under the statement before')
+  or diag explain $before;
+
 # ---- CPU ----
 my $cpu_sql = 'SELECT count(*) FROM generate_series(1, 3000000)';
 $node->safe_psql('postgres', "SET work_mem = '1GB'; $cpu_sql");
