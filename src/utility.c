@@ -72,9 +72,11 @@ ng_utility_next(PlannedStmt *pstmt, const char *queryString,
 /*
  * ng_utility_key
  *		The queryId a utility statement counts under (0: not measured), and,
- *		at the top level, the wait sampler's key (waits.h): none for a
- *		statement not counted (EXECUTE's is the statement it runs, published
- *		at its ExecutorStart).  The queryId is left as it is for the hooks
+ *		for a measured one at the top level, the wait sampler's key (waits.h).
+ *		One not counted publishes nothing: its st_query_id is not the one
+ *		published, so the sampler counts it for no statement (EXECUTE's
+ *		statement publishes at its own ExecutorStart).  The queryId is left
+ *		as it is for the hooks
  *		after ours (contrib's, when both are loaded, counts utility
  *		statements by it too; what runs inside has queryIds of its own).
  *		contrib's hook does zero it before calling the next one: a statement
@@ -91,7 +93,7 @@ ng_utility_key(PlannedStmt *pstmt, const char *queryString,
 	if (measure && queryId == UINT64CONST(0) &&
 		context != PROCESS_UTILITY_SUBCOMMAND && IsQueryIdEnabled())
 		queryId = ng_utility_queryid_compat(pstmt, queryString);
-	if (level == 0 && ng_enabled(0))
+	if (measure && level == 0)
 		ng_waits_publish(queryId);
 	return queryId;
 }

@@ -74,6 +74,7 @@ sub near
 {
 	my ($got, $ms, $what) = @_;
 	my $want = $ms / 10;
+	$got //= 0;
 	cmp_ok($got, '>=', 0.85 * $want, "$what: $got samples, at least 85% of $want");
 	cmp_ok($got, '<=', 1.15 * $want, "$what: $got samples, at most 115% of $want");
 }
