@@ -27,7 +27,7 @@ CREATE EXTENSION pg_stat_statements_ng;
 CREATE TABLE rowlock (id int PRIMARY KEY, v int);
 INSERT INTO rowlock VALUES (1, 0);
 CREATE FUNCTION nap() RETURNS void LANGUAGE plpgsql
-  AS $$ BEGIN PERFORM pg_sleep(1), 'nested'; END $$;
+  AS $$ BEGIN PERFORM pg_sleep(1) FROM (VALUES (1)) AS nested (x); END $$;
 SELECT pg_stat_statements_ng_reset();
 });
 
@@ -172,8 +172,11 @@ SELECT pg_reload_conf();});
 my $nested = $node->safe_psql('postgres',
 	q{SELECT coalesce(sum(samples), 0) FROM pg_stat_statements_ng_waits w
 	  JOIN pg_stat_statements_ng s USING (userid, dbid, queryid)
-	  WHERE s.query LIKE '%nested%'});
+	  WHERE s.query LIKE '%AS nested%'});
 is($nested, '0', 'the nested statement (track = all) has no samples');
+is( $node->safe_psql('postgres',
+		q{SELECT count(*) FROM pg_stat_statements_ng WHERE query LIKE '%AS nested%'}),
+	'1', 'the nested statement has a row (track = all) to join to');
 
 # ---- resets ----
 my $ids = "$lock_q, $sleep_q, $cpu_q";
