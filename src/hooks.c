@@ -277,7 +277,7 @@ ng_planner(NG_PLANNER_ARGS)
 
 	/* the wait sampler's key: this statement's, from its planning on */
 	if (level == 0 && ng_enabled(0))
-		ng_waits_publish(parse->queryId);
+		ng_waits_publish_if_new(parse->queryId);
 	if (ng_track_planning && ng_shared != NULL && ng_enabled(level) &&
 		query_string != NULL && parse->queryId != UINT64CONST(0))
 		return ng_planner_measured(NG_PLANNER_PASS);

@@ -184,14 +184,14 @@ ng_waits_entry(int i)
 }
 
 /*
- * ng_waits_attach
+ * waits_attach
  *		This process's first publication: find its record and note who it
  *		is (pid, database, status entry) there.  A process without one (a
  *		process number past MaxBackends, no status entry) publishes into a
  *		dummy, which no one reads.  No lock.
  */
-NgWaitCurrent *
-ng_waits_attach(void)
+static NgWaitCurrent *
+waits_attach(void)
 {
 	NgWaitCurrent *cur = &waits_dummy;
 	int			procno = MyProc ? NG_MY_PROC_NUMBER() : -1;
@@ -211,6 +211,30 @@ ng_waits_attach(void)
 	}
 	ng_wait_mine = cur;
 	return cur;
+}
+
+/*
+ * ng_waits_publish
+ *		At the top level: the statement of queryid (0: one not counted) is
+ *		what this process runs from now on, for the sampler
+ *		(waits_sampler.c): its queryid, the user, and the core query id the
+ *		process's PgBackendStatus has now.  No lock, no atomic; the write is
+ *		bracketed by the record's change count.
+ */
+void
+ng_waits_publish(uint64 queryid)
+{
+	NgWaitCurrent *cur = ng_wait_mine;
+
+	if (unlikely(cur == NULL))
+		cur = waits_attach();
+	cur->changecount++;
+	pg_write_barrier();
+	cur->queryid = queryid;
+	cur->userid = GetUserId();
+	cur->core_queryid = cur->beentry ? (uint64) cur->beentry->st_query_id : 0;
+	pg_write_barrier();
+	cur->changecount++;
 }
 
 /*

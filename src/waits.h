@@ -122,7 +122,7 @@ extern uint64 ng_waits_visible(const NgWaitEntry *copy, const NgWaitEntry *e,
 							   uint64 *time_us);
 extern void ng_waits_reset(Oid userid, Oid dbid, uint64 queryid);
 extern int	ng_waits_snapshot(NgWaitRow *rows);
-extern NgWaitCurrent *ng_waits_attach(void);
+extern void ng_waits_publish(uint64 queryid);
 
 /* Functions in waits_sampler.c */
 extern void ng_waits_register_sampler(void);
@@ -137,31 +137,13 @@ extern void ng_waits_file_save(void);
 extern NgWaitCurrent *ng_wait_mine;
 
 /*
- * ng_waits_publish
- *		At the top level: the statement of queryid (0: one not counted) is
- *		what this process runs from now on.  A dozen instructions: no lock,
- *		no atomic; the write is bracketed by the change count.
- */
-static inline void
-ng_waits_publish(uint64 queryid)
-{
-	NgWaitCurrent *cur = ng_wait_mine;
-
-	if (unlikely(cur == NULL))
-		cur = ng_waits_attach();
-	cur->changecount++;
-	pg_write_barrier();
-	cur->queryid = queryid;
-	cur->userid = GetUserId();
-	cur->core_queryid = cur->beentry ? (uint64) cur->beentry->st_query_id : 0;
-	pg_write_barrier();
-	cur->changecount++;
-}
-
-/*
  * ng_waits_publish_if_new
- *		ExecutorStart at the top level: publish unless the planner just
- *		published the same statement (the same query ids).
+ *		At the top level (planner, ExecutorStart): the statement of queryid is
+ *		what this process runs from now on.  Publishes it (ng_waits_publish,
+ *		waits.c) unless the record already holds it: the same queryid, user
+ *		and core query id (the planner published it, or the same statement
+ *		runs again).  A handful of loads and compares: no lock, no atomic, no
+ *		store.
  */
 static inline void
 ng_waits_publish_if_new(uint64 queryid)
@@ -169,7 +151,8 @@ ng_waits_publish_if_new(uint64 queryid)
 	NgWaitCurrent *cur = ng_wait_mine;
 
 	if (likely(cur != NULL) && cur->queryid == queryid && cur->beentry &&
-		cur->core_queryid == (uint64) cur->beentry->st_query_id)
+		cur->core_queryid == (uint64) cur->beentry->st_query_id &&
+		cur->userid == GetUserId())
 		return;
 	ng_waits_publish(queryid);
 }

@@ -14,6 +14,7 @@ use warnings FATAL => 'all';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use File::Copy;
 
 my $node = PostgreSQL::Test::Cluster->new('waits');
 $node->init(allows_streaming => 1);
@@ -253,14 +254,21 @@ is( $node->safe_psql('postgres',
 		"SELECT count(*) FROM pg_stat_statements_ng_waits WHERE queryid IN ($ids)"),
 	'0', 'and nothing of it is loaded');
 
-$node->safe_psql('postgres', 'SELECT pg_sleep(0.3), 2');
-$node->stop('immediate');
+# a crash: the profile starts empty, and a file left beside is not loaded
+$node->safe_psql('postgres', 'SELECT pg_sleep(0.3) AS before_crash');
+my $crash_q = qid('SELECT pg_sleep($1) AS before_crash');
+my $crash_rows =
+  "SELECT count(*) FROM pg_stat_statements_ng_waits WHERE queryid = $crash_q";
+$node->stop;
+copy($file, "$file.kept") or die;
 $node->start;
-is( $node->safe_psql('postgres',
-		q{SELECT count(*) FROM pg_stat_statements_ng_waits w
-		  WHERE samples > 0 AND queryid <> ALL (SELECT queryid FROM pg_stat_statements_ng)}),
-	'0', 'after a crash the profile starts empty');
-ok(!-f $file, 'and the file is gone');
+is($node->safe_psql('postgres', $crash_rows), '1', 'a clean stop keeps the row');
+$node->stop('immediate');
+copy("$file.kept", $file) or die;
+$node->start;
+is($node->safe_psql('postgres', $crash_rows), '0',
+	'after a crash the profile starts empty');
+ok(!-f $file, 'and a file found beside is removed, not loaded');
 
 # ---- a standby samples its own statements ----
 $node->backup('b');
