@@ -45,8 +45,12 @@ int			ng_wait_profile_max = 10000;
 /* this process's NgWaitCurrent, set at its first publication */
 NG_HOT NgWaitCurrent *ng_wait_mine = NULL;
 
-/* where a process without a record of its own publishes */
+/*
+ * where a process without a record of its own publishes, with a status
+ * entry of its own whose st_query_id stays 0
+ */
 static NgWaitCurrent waits_dummy;
+static PgBackendStatus waits_dummy_status;
 
 #define NG_WAITS_LOCK_TRANCHE	NG_NAME "_waits"
 
@@ -196,6 +200,8 @@ waits_attach(void)
 	NgWaitCurrent *cur = &waits_dummy;
 	int			procno = MyProc ? NG_MY_PROC_NUMBER() : -1;
 
+	waits_dummy.beentry = &waits_dummy_status;
+
 	if (ng_waits != NULL && MyBEEntry != NULL &&
 		procno >= 0 && procno < ng_waits->nprocs)
 	{
@@ -232,7 +238,7 @@ ng_waits_publish(uint64 queryid)
 	pg_write_barrier();
 	cur->queryid = queryid;
 	cur->userid = GetUserId();
-	cur->core_queryid = cur->beentry ? (uint64) cur->beentry->st_query_id : 0;
+	cur->core_queryid = (uint64) cur->beentry->st_query_id;
 	pg_write_barrier();
 	cur->changecount++;
 }

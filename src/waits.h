@@ -59,7 +59,8 @@ typedef struct NgWaitCurrent
 	Oid			userid;
 	uint64		queryid;		/* our key's; 0: not counted */
 	uint64		core_queryid;	/* its st_query_id when published */
-	volatile PgBackendStatus *beentry;	/* the owner's MyBEEntry */
+	volatile PgBackendStatus *beentry;	/* the owner's MyBEEntry (never NULL
+										 * once set) */
 } NgWaitCurrent;
 
 /* one profile row */
@@ -140,19 +141,19 @@ extern NgWaitCurrent *ng_wait_mine;
  * ng_waits_publish_if_new
  *		At the top level (planner, ExecutorStart): the statement of queryid is
  *		what this process runs from now on.  Publishes it (ng_waits_publish,
- *		waits.c) unless the record already holds it: the same queryid, user
- *		and core query id (the planner published it, or the same statement
- *		runs again).  A handful of loads and compares: no lock, no atomic, no
- *		store.
+ *		waits.c) unless the record already holds it: the same queryid and
+ *		core query id (the planner published it, or the same statement runs
+ *		again; the user is not compared, see docs/design.md).  Four loads
+ *		and two compares: no call, no lock, no atomic, no store.  beentry is
+ *		never NULL once ng_wait_mine is set (the dummy has one of its own).
  */
 static inline void
 ng_waits_publish_if_new(uint64 queryid)
 {
 	NgWaitCurrent *cur = ng_wait_mine;
 
-	if (likely(cur != NULL) && cur->queryid == queryid && cur->beentry &&
-		cur->core_queryid == (uint64) cur->beentry->st_query_id &&
-		cur->userid == GetUserId())
+	if (likely(cur != NULL) && cur->queryid == queryid &&
+		cur->core_queryid == (uint64) cur->beentry->st_query_id)
 		return;
 	ng_waits_publish(queryid);
 }

@@ -256,7 +256,9 @@ is( $node->safe_psql('postgres',
 
 # a crash: the profile starts empty, and a file left beside is not loaded
 $node->safe_psql('postgres', 'SELECT pg_sleep(0.3) AS before_crash');
-my $crash_q = qid('SELECT pg_sleep($1) AS before_crash');
+my ($crash_q) = $node->safe_psql('postgres',
+	'EXPLAIN (VERBOSE, COSTS OFF) SELECT pg_sleep(0.3) AS before_crash') =~
+  /Query Identifier: (-?\d+)/;
 my $crash_rows =
   "SELECT count(*) FROM pg_stat_statements_ng_waits WHERE queryid = $crash_q";
 $node->stop;
