@@ -76,13 +76,12 @@ ng_utility_next(PlannedStmt *pstmt, const char *queryString,
  *		One not counted publishes nothing: its st_query_id is not the one
  *		published, so the sampler counts it for no statement (EXECUTE's
  *		statement publishes at its own ExecutorStart).  The queryId is left
- *		as it is for the hooks
- *		after ours (contrib's, when both are loaded, counts utility
- *		statements by it too; what runs inside has queryIds of its own).
- *		contrib's hook does zero it before calling the next one: a statement
- *		that parse analysis gave a queryId, and that arrives without one,
- *		gets it computed again, as parse analysis did.  Subcommands (which
- *		have no queryId of their own) are left alone.
+ *		as it is for the hooks after ours (contrib's, when both are loaded,
+ *		counts utility statements by it too; what runs inside has queryIds
+ *		of its own).  contrib's hook does zero it before calling the next
+ *		one: a statement that parse analysis gave a queryId, and that
+ *		arrives without one, gets it computed again, as parse analysis did.
+ *		Subcommands (which have no queryId of their own) are left alone.
  */
 static uint64
 ng_utility_key(PlannedStmt *pstmt, const char *queryString,
