@@ -288,5 +288,21 @@ cmp_ok($sw, '>=', 0.85 * $sms / 10, "standby: $sw samples of a 1 s sleep");
 cmp_ok($sw, '<=', 1.15 * $sms / 10, 'standby: not more than 115%');
 
 $standby->stop;
+
+# ---- a full profile gives rows up, counted, never an error ----
+$node->append_conf('postgresql.conf', 'pg_stat_statements_ng.wait_profile_max = 100');
+$node->restart;
+$node->safe_psql('postgres', 'SELECT pg_stat_statements_ng_reset()');
+# 150 statements of their own (1 to 150 columns), each sleeping 30 ms
+$node->safe_psql('postgres',
+	join('', map { 'SELECT pg_sleep(0.03)' . ', 1' x $_ . ";\n" } 1 .. 150));
+is($node->safe_psql('postgres', 'SELECT count(*) <= 100 FROM pg_stat_statements_ng_waits'),
+	't', 'the profile holds at most wait_profile_max rows');
+cmp_ok($node->safe_psql('postgres', 'SELECT wait_samples_evicted FROM pg_stat_statements_ng_info'),
+	'>', 0, 'the samples of the rows given up are counted in wait_samples_evicted');
+$node->safe_psql('postgres', 'SELECT pg_stat_statements_ng_reset()');
+is($node->safe_psql('postgres', 'SELECT wait_samples_evicted FROM pg_stat_statements_ng_info'),
+	'0', 'a full reset clears wait_samples_evicted');
+
 $node->stop;
 done_testing();
