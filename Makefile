@@ -39,7 +39,11 @@ OBJS = \
 	src/store.o \
 	src/textconv.o \
 	src/timers.o \
-	src/utility.o
+	src/utility.o \
+	src/waits.o \
+	src/waits_file.o \
+	src/waits_sampler.o \
+	src/waits_sql.o
 
 EXTENSION = pg_stat_statements_ng
 DATA = pg_stat_statements_ng--1.0.sql pg_stat_statements_ng--1.1.sql pg_stat_statements_ng--1.2.sql \

@@ -6,9 +6,11 @@
 -- 1.2 changes the SQL objects of 1.1 as follows (each change is made here
 -- and in pg_stat_statements_ng--1.2.sql alike):
 
--- ---- the keeper ----
--- pg_stat_statements_ng_info gains keeper_start_failures: times the keeper
--- worker could not be started for want of a background worker slot.
+-- ---- pg_stat_statements_ng_info: the columns 1.2 adds ----
+-- keeper_start_failures: times the keeper worker could not be started for
+-- want of a background worker slot.
+-- wait_samples_evicted: wait samples of profile rows given up because the
+-- profile was full.
 DROP VIEW pg_stat_statements_ng_info;
 DROP FUNCTION pg_stat_statements_ng_info();
 
@@ -31,8 +33,10 @@ CREATE FUNCTION pg_stat_statements_ng_info(
     OUT entries_memory bigint,
     OUT slots_memory bigint,
     OUT dsa_failures bigint,
-    -- the keeper (1.2)
-    OUT keeper_start_failures bigint
+    -- 1.2: the keeper
+    OUT keeper_start_failures bigint,
+    -- 1.2: the wait profile
+    OUT wait_samples_evicted bigint
 )
 RETURNS record
 AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_info_1_0'
@@ -42,4 +46,8 @@ CREATE VIEW pg_stat_statements_ng_info AS
   SELECT * FROM pg_stat_statements_ng_info();
 
 GRANT SELECT ON pg_stat_statements_ng_info TO PUBLIC;
--- ---- end of the keeper ----
+-- ---- pg_stat_statements_ng_info: the columns 1.2 adds ----
+-- keeper_start_failures: times the keeper worker could not be started for
+-- want of a background worker slot.
+-- wait_samples_evicted: wait samples of profile rows given up because the
+-- profile was full.

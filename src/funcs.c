@@ -39,6 +39,7 @@
 #include "shmem.h"
 #include "slots.h"
 #include "store.h"
+#include "waits.h"
 
 NG_FUNCTION_INFO(pg_stat_statements_ng_1_0);
 NG_FUNCTION_INFO(pg_stat_statements_ng_changed_since_1_0);
@@ -169,14 +170,15 @@ pg_stat_statements_ng_reset_1_0(PG_FUNCTION_ARGS)
 
 #define NG_INFO_COLS_1_0	17
 #define NG_INFO_COLS_1_1	18	/* 1.1 adds dsa_failures */
-#define NG_INFO_COLS	19		/* 1.2 adds keeper_start_failures */
+#define NG_INFO_COLS	20		/* 1.2 adds keeper_start_failures and
+								 * wait_samples_evicted */
 
 /*
  * pg_stat_statements_ng_info()
  *		Capacity and loss figures.  The same C function serves every
  *		version of the SQL function: it fills the columns the caller's row
  *		type has (17 in 1.0; 1.1 adds dsa_failures at the end, 1.2
- *		keeper_start_failures).
+ *		keeper_start_failures and wait_samples_evicted).
  */
 Datum
 pg_stat_statements_ng_info_1_0(PG_FUNCTION_ARGS)
@@ -222,6 +224,9 @@ pg_stat_statements_ng_info_1_0(PG_FUNCTION_ARGS)
 	Assert(i == NG_INFO_COLS_1_1);
 	/* ---- 1.2: the keeper ---- */
 	values[i++] = Int64GetDatum(ng_keeper_start_failures());
+	/* ---- 1.2: the wait profile ---- */
+	values[i++] = Int64GetDatum(ng_waits ?
+								(int64) pg_atomic_read_u64(&ng_waits->evicted) : 0);
 	Assert(i == NG_INFO_COLS);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));

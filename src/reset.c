@@ -26,6 +26,7 @@
 #include "shmem.h"
 #include "slots.h"
 #include "store.h"
+#include "waits.h"
 
 static bool
 reset_matches(const NgKey *key, Oid userid, Oid dbid, uint64 queryid)
@@ -153,7 +154,9 @@ reset_partition(NgSharedPartition *part, Oid userid, Oid dbid, uint64 queryid,
  * backend sees a half-reset table.  Counts that backends hold in slots bound
  * to removed entries are void (the entries are dead); counts in unbound
  * slots are void through the partition generation, which a partial reset
- * moves only when it matches one of them (reset_partition).
+ * moves only when it matches one of them (reset_partition).  The wait
+ * profile's rows of the statements reset go with them (waits.c), after the
+ * partition locks are released.
  */
 TimestampTz
 ng_store_reset(Oid userid, Oid dbid, uint64 queryid, bool minmax_only)
@@ -192,5 +195,8 @@ ng_store_reset(Oid userid, Oid dbid, uint64 queryid, bool minmax_only)
 			LWLockRelease(part->lock);
 		}
 	}
+	/* the wait profile's rows of the same statements (none of our locks) */
+	if (!minmax_only)
+		ng_waits_reset(userid, dbid, queryid);
 	return now;
 }
