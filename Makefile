@@ -18,6 +18,9 @@ OBJS = \
 	src/hooks.o \
 	src/measure.o \
 	src/persist.o \
+	src/persist_contrib.o \
+	src/persist_contrib_format.o \
+	src/persist_contrib_write.o \
 	src/persist_read.o \
 	src/persist_write.o \
 	src/qtext.o \

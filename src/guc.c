@@ -89,6 +89,9 @@ static NgTwin twin_save = {NULL, {1, 1}, {PGC_S_DEFAULT, PGC_S_DEFAULT}, 1};
 /* contrib's names are defined (as ours), and not contrib's own */
 static bool aliases_defined = false;
 
+/* shared_preload_libraries names this library pg_stat_statements */
+static bool loaded_as_dropin = false;
+
 /* set only in assertion builds (see guc.h) */
 int			ng_debug_fault = NG_FAULT_NONE;
 bool		ng_debug_fault_armed = false;
@@ -296,7 +299,8 @@ resolve_library(const char *name)
  *		Is contrib's own pg_stat_statements library in shared_preload_libraries
  *		too?  Decided by what the entry named pg_stat_statements resolves to:
  *		after the drop-in is installed that name is our own library (a
- *		symbolic link to it), and then the names are ours to honor.
+ *		symbolic link to it), and then the names are ours to honor (and
+ *		loaded_as_dropin is set).
  */
 static bool
 contrib_preloaded(void)
@@ -326,6 +330,8 @@ contrib_preloaded(void)
 		if (file != NULL &&
 			(self.dli_fname == NULL || !same_file(file, self.dli_fname)))
 			found = true;
+		else if (file != NULL)
+			loaded_as_dropin = true;
 	}
 	list_free_deep(names);
 	pfree(copy);
@@ -413,6 +419,19 @@ define_admission(void)
 							 PGC_SIGHUP,
 							 0,
 							 NULL, NULL, NULL);
+}
+
+/*
+ * ng_dropin_preloaded
+ *		Is this library preloaded as pg_stat_statements (the drop-in), and
+ *		contrib's own library not preloaded?  Then contrib's saved file is
+ *		ours to import and to write (persist_contrib.c).  Decided in
+ *		_PG_init, in the postmaster.
+ */
+bool
+ng_dropin_preloaded(void)
+{
+	return aliases_defined && loaded_as_dropin;
 }
 
 /*

@@ -58,6 +58,7 @@
 #include "evict.h"
 #include "guc.h"
 #include "persist.h"
+#include "persist_contrib.h"
 #include "persist_internal.h"
 #include "shmem.h"
 #include "slots.h"
@@ -84,7 +85,8 @@ ng_persist_startup(void)
 	bool		crc_ok;
 	bool		clean;
 	struct stat st;
-	bool		have_file = (stat(NG_DUMP_FILE, &st) == 0);
+	bool		have_file = (stat(NG_DUMP_FILE, &st) == 0) ||
+		(ng_dropin_preloaded() && stat(NG_CONTRIB_FILE, &st) == 0);
 
 	ng_shared->restore_pending = false;
 	if (!ng_save)
@@ -100,7 +102,10 @@ ng_persist_startup(void)
 	else
 	{
 		if (have_file)
+		{
 			unlink(NG_DUMP_FILE);
+			ng_contrib_discard_file();
+		}
 		ereport(LOG,
 				(errmsg("pg_stat_statements_ng: statistics start empty after an unclean shutdown")));
 	}
@@ -173,22 +178,21 @@ pg_stat_statements_ng_keeper_main(Datum arg)
 
 	if (ng_shared->restore_pending)
 	{
-		int64		n;
-
 		ng_shared->restore_pending = false;
 		if (NG_DEBUG_FAULT(NG_FAULT_STALL_RESTORE))
 			ng_debug_stall();
-		n = ng_persist_load_file();
-		if (n >= 0)
-			ereport(LOG,
-					(errmsg("pg_stat_statements_ng: restored statistics of " INT64_FORMAT " statements",
-							n)));
+		/* ours, or contrib's (persist_contrib.c) */
+		ng_persist_restore_saved();
 		/* every entry was put back: down to max now, by usage */
 		if (pg_atomic_read_u32(&ng_shared->entry_count) > (uint32) ng_max)
 			ng_evict_to_limit();
 	}
 	else
-		unlink(NG_DUMP_FILE);	/* a file left by a keeper that was killed */
+	{
+		/* a file left by a keeper that was killed, or save is off */
+		unlink(NG_DUMP_FILE);
+		ng_contrib_discard_file();
+	}
 
 	while (!keeper_shutdown)
 	{

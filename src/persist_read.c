@@ -265,12 +265,15 @@ persist_merge_entry(NgSharedEntry *entry, const NgDumpEntry *de,
 }
 
 /*
- * persist_restore_entry
+ * ng_persist_restore_entry
  *		Put one saved entry into the table, merging with an entry a backend
- *		created meanwhile.  Returns false if there was no room.
+ *		created meanwhile.  Returns false if there was no room, or if a full
+ *		reset voided the rest of the restore (ng_persist_restore_voided).
+ *		Caller: the keeper, between ng_persist_restore_begin and
+ *		ng_persist_merge_stats, holding no lock of ours.
  */
-static bool
-persist_restore_entry(const NgDumpEntry *de, const uint64 *hist,
+bool
+ng_persist_restore_entry(const NgDumpEntry *de, const uint64 *hist,
 					  const char *qtext)
 {
 	uint32		hash = ng_key_hash(&de->key);
@@ -335,15 +338,30 @@ persist_restore_entry(const NgDumpEntry *de, const uint64 *hist,
 	return DsaPointerIsValid(dp);
 }
 
+/* start a restore: as shared memory was made, a full reset since voids it */
+void
+ng_persist_restore_begin(void)
+{
+	restore_stats_generation = 0;
+	restore_voided = false;
+}
+
+/* has a full reset voided what is left of the restore? */
+bool
+ng_persist_restore_voided(void)
+{
+	return restore_voided;
+}
+
 /*
- * persist_merge_stats
+ * ng_persist_merge_stats
  *		Add the saved info figures to those counted since the start (backends
  *		may have evicted, dropped or refused before the keeper got here), so
  *		that every loss stays counted.  The reset time is the saved one: the
  *		figures now count from it.
  */
-static void
-persist_merge_stats(const NgSharedStats *saved)
+void
+ng_persist_merge_stats(const NgSharedStats *saved)
 {
 	NgSharedStats *st = &ng_shared->stats;
 
@@ -366,6 +384,7 @@ persist_merge_stats(const NgSharedStats *saved)
 	st->unadmitted_calls += saved->unadmitted_calls;
 	st->lock_misses += saved->lock_misses;
 	st->dsa_failures += saved->dsa_failures;
+	st->admissions_refused += saved->admissions_refused;
 	st->stats_reset = saved->stats_reset;
 	SpinLockRelease(&ng_shared->mutex);
 }
@@ -467,7 +486,7 @@ persist_restore_entries(DumpReader *r, uint64 nentries, int64 *restored)
 						   *restored);
 			break;
 		}
-		if (persist_restore_entry(&de, hist, qtext))
+		if (ng_persist_restore_entry(&de, hist, qtext))
 			(*restored)++;
 		else if (!restore_voided)
 		{
@@ -551,12 +570,10 @@ ng_persist_load_file(void)
 		goto out;
 	}
 	restored = 0;
-	/* as shared memory was made (zero): a full reset since voids the file */
-	restore_stats_generation = 0;
-	restore_voided = false;
+	ng_persist_restore_begin();
 	why = persist_restore_entries(&r, hdr.nentries, &restored);
 	if (!restore_voided)
-		persist_merge_stats(&hdr.stats);
+		ng_persist_merge_stats(&hdr.stats);
 	if (restore_voided)
 		ereport(LOG,
 				(errmsg("pg_stat_statements_ng: a reset during the restore discarded the rest of the saved statistics")));

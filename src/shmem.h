@@ -110,6 +110,8 @@ typedef struct NgSharedStats
 	int64		lock_misses;	/* conditional lock attempts that failed */
 	int64		dsa_failures;	/* DSA allocations refused: the area could not
 								 * grow (alloc.c, ng_dsa_allocate) */
+	int64		admissions_refused; /* new statements' executions the
+									 * admission filter gave no entry */
 	TimestampTz stats_reset;
 } NgSharedStats;
 
