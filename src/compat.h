@@ -24,6 +24,7 @@
 #include "storage/proc.h"
 #include "tcop/utility.h"
 #include "utils/guc.h"
+#include "utils/guc_tables.h"
 
 #if PG_VERSION_NUM < 150000
 #error "pg_stat_statements_ng requires PostgreSQL 15 or later"
@@ -288,6 +289,26 @@ ng_guc_malloc_compat(size_t size)
 	return guc_malloc(LOG, size);
 #else
 	return malloc(size);
+#endif
+}
+
+/*
+ * ---- a GUC's record by its exact name, or NULL: find_option is exported
+ * from 16 on; before, a scan of get_guc_variables() ----
+ */
+static inline struct config_generic *
+ng_find_guc_compat(const char *name)
+{
+#if PG_VERSION_NUM >= 160000
+	return find_option(name, false, true, LOG);
+#else
+	struct config_generic **vars = get_guc_variables();
+	int			n = GetNumConfigOptions();
+
+	for (int i = 0; i < n; i++)
+		if (pg_strcasecmp(vars[i]->name, name) == 0)
+			return vars[i];
+	return NULL;
 #endif
 }
 

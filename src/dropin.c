@@ -49,7 +49,7 @@ pg_stat_statements(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
 
-	ng_check_loaded();
+	ng_check_loaded_as(NG_DROPIN_NAME);
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	return ng_sql_statements(fcinfo,
@@ -103,7 +103,7 @@ pg_stat_statements_1_12(PG_FUNCTION_ARGS)
 Datum
 pg_stat_statements_reset(PG_FUNCTION_ARGS)
 {
-	ng_check_loaded();
+	ng_check_loaded_as(NG_DROPIN_NAME);
 	(void) ng_store_reset(InvalidOid, InvalidOid, 0, false);
 	PG_RETURN_VOID();
 }
@@ -112,7 +112,7 @@ pg_stat_statements_reset(PG_FUNCTION_ARGS)
 Datum
 pg_stat_statements_reset_1_7(PG_FUNCTION_ARGS)
 {
-	ng_check_loaded();
+	ng_check_loaded_as(NG_DROPIN_NAME);
 	(void) ng_store_reset(PG_GETARG_OID(0), PG_GETARG_OID(1),
 						  (uint64) PG_GETARG_INT64(2), false);
 	PG_RETURN_VOID();
@@ -122,7 +122,7 @@ pg_stat_statements_reset_1_7(PG_FUNCTION_ARGS)
 Datum
 pg_stat_statements_reset_1_11(PG_FUNCTION_ARGS)
 {
-	ng_check_loaded();
+	ng_check_loaded_as(NG_DROPIN_NAME);
 	PG_RETURN_TIMESTAMPTZ(ng_store_reset(PG_GETARG_OID(0), PG_GETARG_OID(1),
 										 (uint64) PG_GETARG_INT64(2),
 										 PG_GETARG_BOOL(3)));
@@ -136,14 +136,19 @@ pg_stat_statements_info(PG_FUNCTION_ARGS)
 	Datum		values[2];
 	bool		nulls[2] = {false, false};
 
-	ng_check_loaded();
+	ng_check_loaded_as(NG_DROPIN_NAME);
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	if (tupdesc->natts != 2)
 		elog(ERROR, "incorrect number of output arguments");
 
+	/*
+	 * dealloc: entries evicted, and executions of new statements the
+	 * admission filter gave no entry (where contrib would have evicted)
+	 */
 	SpinLockAcquire(&ng_shared->mutex);
-	values[0] = Int64GetDatum(ng_shared->stats.dealloc);
+	values[0] = Int64GetDatum(ng_shared->stats.dealloc +
+							  ng_shared->stats.admissions_refused);
 	values[1] = TimestampTzGetDatum(ng_shared->stats.stats_reset);
 	SpinLockRelease(&ng_shared->mutex);
 
