@@ -98,9 +98,9 @@ contrib_check_entry(const ContribLayout *l, const char *buf, size_t end,
 	left = end - *pos;
 	if (e->tail.query_len < 0 || (size_t) e->tail.query_len >= left)
 		return "invalid text length";
-	e->text = buf + *pos;
-	if (e->text[e->tail.query_len] != '\0' ||
-		memchr(e->text, '\0', e->tail.query_len) != NULL)
+	e->query = buf + *pos;
+	if (e->query[e->tail.query_len] != '\0' ||
+		memchr(e->query, '\0', e->tail.query_len) != NULL)
 		return "invalid text";
 	if (!PG_VALID_BE_ENCODING(e->tail.encoding))
 		return "invalid encoding";
@@ -160,23 +160,23 @@ static char *
 contrib_text(const ContribEntry *e, int *len)
 {
 	NgTextSource src;
-	char	   *text;
+	char	   *qtext;
 
-	if (e->tail.query_len == 0 || strstr(e->text, "\\'") != NULL ||
-		!pg_verify_mbstr(e->tail.encoding, e->text, e->tail.query_len, true))
+	if (e->tail.query_len == 0 || strstr(e->query, "\\'") != NULL ||
+		!pg_verify_mbstr(e->tail.encoding, e->query, e->tail.query_len, true))
 		return NULL;
 	memset(&src, 0, sizeof(src));
-	src.query = e->text;
+	src.query = e->query;
 	src.location = -1;
 	src.len = e->tail.query_len;
 	src.utility = true;
-	text = ng_qtext_prepare(&src, len);
-	if (text != NULL && *len == 0)
+	qtext = ng_qtext_prepare(&src, len);
+	if (qtext != NULL && *len == 0)
 	{
-		pfree(text);
-		text = NULL;
+		pfree(qtext);
+		qtext = NULL;
 	}
-	return text;
+	return qtext;
 }
 
 /*
@@ -190,7 +190,7 @@ contrib_import_entry(const ContribEntry *e, TimestampTz since, TimestampTz now)
 {
 	NgDumpEntry de;
 	uint64		hist[1] = {0};
-	char	   *text;
+	char	   *qtext;
 	bool		ok;
 
 	if (e->counters.calls[NG_PLAN] == 0 && e->counters.calls[NG_EXEC] == 0)
@@ -214,15 +214,15 @@ contrib_import_entry(const ContribEntry *e, TimestampTz since, TimestampTz now)
 	de.text_stored_at = now;
 	de.usage = (uint32) Max(1.0, Min(e->usage, (double) NG_USAGE_MAX));
 	de.encoding = e->tail.encoding;
-	text = contrib_text(e, &de.text_len);
-	if (text == NULL)
+	qtext = contrib_text(e, &de.text_len);
+	if (qtext == NULL)
 		de.text_len = -1;
-	ok = ng_persist_restore_entry(&de, hist, text);
+	ok = ng_persist_restore_entry(&de, hist, qtext);
 	if (!ok && !ng_persist_restore_voided())
 		ng_evict_count_removed(de.counters.calls[NG_EXEC],
 							   de.counters.total_time[NG_EXEC]);
-	if (text != NULL)
-		pfree(text);
+	if (qtext != NULL)
+		pfree(qtext);
 	return ok;
 }
 
@@ -262,6 +262,7 @@ contrib_import(const ContribLayout *l, const char *buf, size_t size,
 	memset(&saved, 0, sizeof(saved));
 	saved.dealloc = Max(global.dealloc, 0);
 	saved.stats_reset = global.stats_reset > 0 ? global.stats_reset : now;
+
 	if (!ng_persist_restore_voided())
 		ng_persist_merge_stats(&saved);
 	if (ng_persist_restore_voided())

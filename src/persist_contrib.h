@@ -84,7 +84,7 @@ typedef struct ContribEntry
 	NgCounters	counters;
 	double		usage;
 	ContribTail17 tail;			/* 15, 16: the times are 0 */
-	const char *text;			/* query_len bytes, then a zero byte */
+	const char *query;			/* query_len bytes, then a zero byte */
 } ContribEntry;
 
 extern bool ng_contrib_layout(ContribLayout *l);

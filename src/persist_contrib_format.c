@@ -157,4 +157,3 @@ ng_contrib_encode(const ContribLayout *l, const ContribEntry *e, char *out)
 		memcpy(w, &t, offsetof(ContribTail15, mutex));
 	}
 }
-

@@ -76,7 +76,7 @@ contrib_write_entry(ContribWriter *w, const NgRow *row)
 	ContribEntry e;
 	char		out[sizeof(ContribKey) + sizeof(NgCounters) + sizeof(ContribTail17)];
 	static const char zero = '\0';
-	const char *text = "";
+	const char *qtext = "";
 	int			len = 0;
 
 	Assert(w->layout.entry_size <= sizeof(out));
@@ -99,14 +99,14 @@ contrib_write_entry(ContribWriter *w, const NgRow *row)
 			e.tail.encoding = row->encoding;
 		if (row->qtext != NULL)
 		{
-			text = row->qtext;
+			qtext = row->qtext;
 			len = row->qtext_len;
 		}
 	}
 	e.tail.query_len = len;
 	ng_contrib_encode(&w->layout, &e, out);
 	contrib_write(w, out, w->layout.entry_size);
-	contrib_write(w, text, len);
+	contrib_write(w, qtext, len);
 	contrib_write(w, &zero, 1);
 }
 
@@ -181,8 +181,9 @@ ng_contrib_dump(uint64 *size, uint32 *crc)
 	contrib_write(&w, head, sizeof(head));
 	contrib_write(&w, &count, sizeof(count));
 	contrib_write_rows(&w, &count, NULL);
-	global.dealloc = stats.dealloc + stats.admissions_refused;
-	global.stats_reset = stats.stats_reset;
+	global.		dealloc = stats.dealloc + stats.admissions_refused;
+	global.		stats_reset = stats.stats_reset;
+
 	contrib_write(&w, &global, sizeof(global));
 	if (FreeFile(w.file) != 0)
 		w.failed = true;

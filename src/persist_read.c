@@ -274,7 +274,7 @@ persist_merge_entry(NgSharedEntry *entry, const NgDumpEntry *de,
  */
 bool
 ng_persist_restore_entry(const NgDumpEntry *de, const uint64 *hist,
-					  const char *qtext)
+						 const char *qtext)
 {
 	uint32		hash = ng_key_hash(&de->key);
 	NgSharedPartition *part = ng_partition(hash);
