@@ -181,7 +181,9 @@ twin_check_bool(bool *newval, void **extra, GucSource source)
  *		Of two names, pg_settings and SHOW ALL show the one whose value is
  *		in effect, with its own source: the other's row would show that
  *		value (its show hook gives the value in effect) beside a source it
- *		did not come from.  Both stay readable by name (SHOW, SET,
+ *		did not come from; both at their defaults, the name of the library
+ *		preloaded (pg_stat_statements: the drop-in).  Both stay readable
+ *		by name (SHOW, SET,
  *		current_setting).  GUC has no way to give a setting another's
  *		source, so the row is hidden instead (GUC_NO_SHOW_ALL); no
  *		allocation, safe in an assign hook.
@@ -193,7 +195,11 @@ twin_show_in_effect(NgTwin *twin)
 
 	if (twin->record[0] == NULL || twin->record[1] == NULL)
 		return;
-	in_effect = twin->source[1] >= twin->source[0] ? 1 : 0;
+	/* both at their defaults: the name of the library preloaded */
+	if (twin->source[0] == PGC_S_DEFAULT && twin->source[1] == PGC_S_DEFAULT)
+		in_effect = loaded_as_dropin ? 1 : 0;
+	else
+		in_effect = twin->source[1] >= twin->source[0] ? 1 : 0;
 	twin->record[in_effect]->flags &= ~GUC_NO_SHOW_ALL;
 	twin->record[1 - in_effect]->flags |= GUC_NO_SHOW_ALL;
 }

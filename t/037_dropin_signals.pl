@@ -4,7 +4,8 @@
 #   pg_stat_statements, not pg_stat_statements_ng;
 # - pg_stat_statements_info.dealloc rises when the table is full and new
 #   statements are turned away by the admission filter (one per execution
-#   refused), as contrib's rises when it evicts for them;
+#   refused), as contrib's rises when it evicts for them, and restarts with
+#   stats_reset when a reset leaves no entry;
 # - pg_settings has one row per setting, the one in effect, with its
 #   source: pg_stat_statements.max set in the file shows as such, and no
 #   pg_stat_statements_ng.max row claims the same value from the default.
@@ -94,9 +95,22 @@ is($node->safe_psql('postgres', 'SELECT dealloc FROM pg_stat_statements_info'),
 work(join("\n", map { 'SELECT ' . join(' + ', (1) x $_) . ';' } 101 .. 130));
 is($node->safe_psql('postgres', 'SELECT dealloc FROM pg_stat_statements_info'),
 	'30', 'dealloc 30: one per new statement turned away');
-$node->safe_psql('postgres', 'SELECT pg_stat_statements_reset()');
-is($node->safe_psql('postgres', 'SELECT dealloc FROM pg_stat_statements_info'),
-	'0', 'a reset zeroes it');
+
+# as contrib's: a reset with arguments restarts dealloc and stats_reset
+# when it leaves no entry, and only then
+my $reset_at =
+  $node->safe_psql('postgres', 'SELECT stats_reset FROM pg_stat_statements_info');
+$node->safe_psql('postgres', 'SELECT pg_stat_statements_reset(0, 0, 1)');
+is( $node->safe_psql(
+		'postgres', qq(SELECT dealloc, stats_reset = '$reset_at' FROM pg_stat_statements_info)),
+	'30|t', 'a reset that removes nothing leaves dealloc and stats_reset');
+$node->safe_psql('postgres',
+	q(SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database WHERE datname = 'postgres'), 0)));
+is($node->safe_psql('postgres', 'SELECT count(*) FROM pg_stat_statements'),
+	'0', 'a reset of the only database removed every entry');
+is( $node->safe_psql(
+		'postgres', qq(SELECT dealloc, stats_reset > '$reset_at' FROM pg_stat_statements_info)),
+	'0|t', 'and restarted dealloc and stats_reset, as contrib does');
 
 $node->stop;
 done_testing();
