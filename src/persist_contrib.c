@@ -182,8 +182,7 @@ contrib_text(const ContribEntry *e, int *len)
 /*
  * contrib_import_entry
  *		Put one checked entry of contrib's into the table.  Returns true if
- *		it was (or was skipped: contrib's own loader skips entries never
- *		executed nor planned).
+ *		it was.
  */
 static bool
 contrib_import_entry(const ContribEntry *e, TimestampTz since, TimestampTz now)
@@ -193,8 +192,6 @@ contrib_import_entry(const ContribEntry *e, TimestampTz since, TimestampTz now)
 	char	   *qtext;
 	bool		ok;
 
-	if (e->counters.calls[NG_PLAN] == 0 && e->counters.calls[NG_EXEC] == 0)
-		return true;
 	memset(&de, 0, sizeof(de));
 	de.key.userid = e->key.userid;
 	de.key.dbid = e->key.dbid;
@@ -253,6 +250,9 @@ contrib_import(const ContribLayout *l, const char *buf, size_t size,
 
 		if (contrib_check_entry(l, buf, end, &pos, &e) != NULL)
 			break;				/* cannot happen: checked before */
+		/* contrib's own loader skips entries never run nor planned */
+		if (e.counters.calls[NG_PLAN] == 0 && e.counters.calls[NG_EXEC] == 0)
+			continue;
 		if (contrib_import_entry(&e, global.stats_reset > 0 ?
 								 global.stats_reset : now, now))
 			restored++;

@@ -81,11 +81,15 @@ sub start_logged
 	return $off;
 }
 
+# the log since $off, once the keeper has restored or imported what it
+# does (it runs after the server accepts connections)
 sub log_after
 {
-	my ($off) = @_;
-	my $log = slurp_file($node->logfile);
-	return substr($log, $off);
+	my ($off, $last) = @_;
+	$node->wait_for_log(
+		$last // qr/pg_stat_statements_ng: (restored|imported|ignoring saved statistics)/,
+		$off);
+	return substr(slurp_file($node->logfile), $off);
 }
 
 # -- contrib counts, and saves at a clean stop
@@ -156,7 +160,7 @@ use_dropin();
 $off = start_logged();
 $node->safe_psql('postgres',
 	"UPDATE pg_proc SET probin = '\$libdir/pg_stat_statements' WHERE probin = '$lib'");
-my $log = log_after($off);
+my $log = log_after($off, qr/pg_stat_statements_ng: imported statistics/);
 like($log,
 	qr/ignoring saved statistics in "pg_stat\/pg_stat_statements_ng.stat": contrib's pg_stat_statements saved statistics since/,
 	'the drop-in drops its own older file');
