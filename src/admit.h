@@ -4,9 +4,8 @@
  *		The admission filter: which statement may have a new entry when the
  *		table is (nearly) full.  Inline, for slots_entry.c, the one caller.
  *
- * Locks: the filter's cells are read and written with plain atomic 32-bit
- * loads and stores; a refusal noted is counted under the spinlock mutex.
- * Callers may hold any LWLock of ours or none, and no spinlock.
+ * Locks: none.  The filter's cells are read and written with plain atomic
+ * 32-bit loads and stores; callers may hold any lock of ours or none.
  *
  *-------------------------------------------------------------------------
  */
@@ -88,8 +87,7 @@ admit_cell(const NgKey *key, uint32 *fingerprint)
 /*
  * admit_key
  *		May key have a new entry, the table being full?  With NG_ADMIT_NOTE,
- *		a refused key is noted and counted in admissions_refused.  Caller
- *		holds no spinlock; a load, and if noted a store and the spinlock.
+ *		a refused key is noted.  No lock; a load, and a store if noted.
  */
 static inline bool
 admit_key(const NgKey *key, NgAdmitAsk ask)
@@ -103,13 +101,7 @@ admit_key(const NgKey *key, NgAdmitAsk ask)
 	if (pg_atomic_read_u32(cell) == fingerprint)
 		return true;
 	if (ask == NG_ADMIT_NOTE)
-	{
 		pg_atomic_write_u32(cell, fingerprint);
-		/* counted where contrib would have evicted (its dealloc) */
-		SpinLockAcquire(&ng_shared->mutex);
-		ng_shared->stats.admissions_refused++;
-		SpinLockRelease(&ng_shared->mutex);
-	}
 	return false;
 }
 

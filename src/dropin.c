@@ -26,6 +26,7 @@
 #include "funcs.h"
 #include "reset.h"
 #include "shmem.h"
+#include "slots.h"
 
 NG_FUNCTION_INFO(pg_stat_statements);
 NG_FUNCTION_INFO(pg_stat_statements_1_2);
@@ -135,6 +136,7 @@ pg_stat_statements_info(PG_FUNCTION_ARGS)
 	TupleDesc	tupdesc;
 	Datum		values[2];
 	bool		nulls[2] = {false, false};
+	NgSharedStats stats;
 
 	ng_check_loaded_as(NG_DROPIN_NAME);
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
@@ -146,11 +148,9 @@ pg_stat_statements_info(PG_FUNCTION_ARGS)
 	 * dealloc: entries evicted, and executions of new statements the
 	 * admission filter gave no entry (where contrib would have evicted)
 	 */
-	SpinLockAcquire(&ng_shared->mutex);
-	values[0] = Int64GetDatum(ng_shared->stats.dealloc +
-							  ng_shared->stats.admissions_refused);
-	values[1] = TimestampTzGetDatum(ng_shared->stats.stats_reset);
-	SpinLockRelease(&ng_shared->mutex);
+	ng_stats_read(&stats);
+	values[0] = Int64GetDatum(stats.dealloc + stats.admissions_refused);
+	values[1] = TimestampTzGetDatum(stats.stats_reset);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

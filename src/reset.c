@@ -200,9 +200,13 @@ ng_store_reset(Oid userid, Oid dbid, uint64 queryid, bool minmax_only)
 		 */
 		if (pg_atomic_read_u32(&ng_shared->entry_count) == 0)
 		{
+			NgSharedStats cur;
+
+			/* refusals are counted in the slot areas too: offset them */
+			ng_stats_read(&cur);
 			SpinLockAcquire(&ng_shared->mutex);
 			ng_shared->stats.dealloc = 0;
-			ng_shared->stats.admissions_refused = 0;
+			ng_shared->stats.admissions_refused -= cur.admissions_refused;
 			ng_shared->stats.stats_reset = now;
 			SpinLockRelease(&ng_shared->mutex);
 		}
