@@ -169,6 +169,8 @@ ng_contrib_dump(uint64 *size, uint32 *crc)
 	if (!ng_dropin_preloaded())
 		return false;
 	memset(&w, 0, sizeof(w));
+	/* anything left there (a FIFO would block the open) goes first */
+	unlink(CONTRIB_TMP_FILE);
 	if (!ng_contrib_layout(&w.layout) ||
 		(w.file = AllocateFile(CONTRIB_TMP_FILE, PG_BINARY_W)) == NULL)
 	{
