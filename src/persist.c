@@ -16,7 +16,8 @@
  * log.  Shared memory in a DSA area can only be allocated by a child
  * process, so the rest is done by the keeper, a background worker started
  * with the postmaster: it restores the file (merging into whatever backends
- * recorded meanwhile) and removes it; while the server runs it applies a
+ * recorded meanwhile), or under the drop-in contrib's if that one is newer
+ * (persist_contrib.c), and removes it; while the server runs it applies a
  * lowered max even when no backend is busy; at shutdown (SIGTERM) it waits
  * briefly for the other backends to fold their slots and exit, then writes
  * every row to a temporary file, fsyncs it and renames it into place.
