@@ -19,7 +19,11 @@ OBJS = \
 	src/keeper_start.o \
 	src/measure.o \
 	src/persist.o \
+	src/persist_contrib.o \
+	src/persist_contrib_format.o \
+	src/persist_contrib_write.o \
 	src/persist_read.o \
+	src/persist_restore.o \
 	src/persist_write.o \
 	src/qtext.o \
 	src/qtext_scan.o \

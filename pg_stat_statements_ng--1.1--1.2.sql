@@ -46,8 +46,26 @@ CREATE VIEW pg_stat_statements_ng_info AS
   SELECT * FROM pg_stat_statements_ng_info();
 
 GRANT SELECT ON pg_stat_statements_ng_info TO PUBLIC;
--- ---- pg_stat_statements_ng_info: the columns 1.2 adds ----
--- keeper_start_failures: times the keeper worker could not be started for
--- want of a background worker slot.
--- wait_samples_evicted: wait samples of profile rows given up because the
--- profile was full.
+-- ---- end of pg_stat_statements_ng_info ----
+
+-- ---- wait profile: wait events per statement, sampled (begin) ----
+
+CREATE FUNCTION pg_stat_statements_ng_waits(
+    OUT userid oid,
+    OUT dbid oid,
+    OUT queryid bigint,
+    OUT wait_event_type text,
+    OUT wait_event text,
+    OUT samples bigint,
+    OUT est_time_ms float8
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_waits_1_2'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW pg_stat_statements_ng_waits AS
+  SELECT * FROM pg_stat_statements_ng_waits();
+
+GRANT SELECT ON pg_stat_statements_ng_waits TO PUBLIC;
+
+-- ---- wait profile (end) ----

@@ -24,6 +24,7 @@
 #include "storage/proc.h"
 #include "tcop/utility.h"
 #include "utils/guc.h"
+#include "utils/guc_tables.h"
 
 #if PG_VERSION_NUM < 150000
 #error "pg_stat_statements_ng requires PostgreSQL 15 or later"
@@ -304,5 +305,25 @@ typedef slist_iter ng_bgworker_iter;
 #define ng_bgworker_foreach(it)	slist_foreach(it, &BackgroundWorkerList)
 #define ng_bgworker_of(it)	slist_container(RegisteredBgWorker, rw_lnode, (it).cur)
 #endif
+
+/*
+ * ---- a GUC's record by its exact name, or NULL: find_option is exported
+ * from 16 on; before, a scan of get_guc_variables() ----
+ */
+static inline struct config_generic *
+ng_find_guc_compat(const char *name)
+{
+#if PG_VERSION_NUM >= 160000
+	return find_option(name, false, true, LOG);
+#else
+	struct config_generic **vars = get_guc_variables();
+	int			n = GetNumConfigOptions();
+
+	for (int i = 0; i < n; i++)
+		if (pg_strcasecmp(vars[i]->name, name) == 0)
+			return vars[i];
+	return NULL;
+#endif
+}
 
 #endif							/* PGSSNG_COMPAT_H */

@@ -26,6 +26,7 @@
 #include "funcs.h"
 #include "reset.h"
 #include "shmem.h"
+#include "slots.h"
 
 NG_FUNCTION_INFO(pg_stat_statements);
 NG_FUNCTION_INFO(pg_stat_statements_1_2);
@@ -49,7 +50,7 @@ pg_stat_statements(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
 
-	ng_check_loaded();
+	ng_check_loaded_as(NG_DROPIN_NAME);
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	return ng_sql_statements(fcinfo,
@@ -103,7 +104,7 @@ pg_stat_statements_1_12(PG_FUNCTION_ARGS)
 Datum
 pg_stat_statements_reset(PG_FUNCTION_ARGS)
 {
-	ng_check_loaded();
+	ng_check_loaded_as(NG_DROPIN_NAME);
 	(void) ng_store_reset(InvalidOid, InvalidOid, 0, false);
 	PG_RETURN_VOID();
 }
@@ -112,7 +113,7 @@ pg_stat_statements_reset(PG_FUNCTION_ARGS)
 Datum
 pg_stat_statements_reset_1_7(PG_FUNCTION_ARGS)
 {
-	ng_check_loaded();
+	ng_check_loaded_as(NG_DROPIN_NAME);
 	(void) ng_store_reset(PG_GETARG_OID(0), PG_GETARG_OID(1),
 						  (uint64) PG_GETARG_INT64(2), false);
 	PG_RETURN_VOID();
@@ -122,7 +123,7 @@ pg_stat_statements_reset_1_7(PG_FUNCTION_ARGS)
 Datum
 pg_stat_statements_reset_1_11(PG_FUNCTION_ARGS)
 {
-	ng_check_loaded();
+	ng_check_loaded_as(NG_DROPIN_NAME);
 	PG_RETURN_TIMESTAMPTZ(ng_store_reset(PG_GETARG_OID(0), PG_GETARG_OID(1),
 										 (uint64) PG_GETARG_INT64(2),
 										 PG_GETARG_BOOL(3)));
@@ -135,17 +136,21 @@ pg_stat_statements_info(PG_FUNCTION_ARGS)
 	TupleDesc	tupdesc;
 	Datum		values[2];
 	bool		nulls[2] = {false, false};
+	NgSharedStats stats;
 
-	ng_check_loaded();
+	ng_check_loaded_as(NG_DROPIN_NAME);
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	if (tupdesc->natts != 2)
 		elog(ERROR, "incorrect number of output arguments");
 
-	SpinLockAcquire(&ng_shared->mutex);
-	values[0] = Int64GetDatum(ng_shared->stats.dealloc);
-	values[1] = TimestampTzGetDatum(ng_shared->stats.stats_reset);
-	SpinLockRelease(&ng_shared->mutex);
+	/*
+	 * dealloc: entries evicted, and executions of new statements the
+	 * admission filter gave no entry (where contrib would have evicted)
+	 */
+	ng_stats_read(&stats);
+	values[0] = Int64GetDatum(stats.dealloc + stats.admissions_refused);
+	values[1] = TimestampTzGetDatum(stats.stats_reset);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

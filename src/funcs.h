@@ -35,7 +35,11 @@ typedef enum NgApi
 	NG_API_NG_1_0				/* pg_stat_statements_ng 1.0: 1.12's shape */
 } NgApi;
 
+/* the extension name the drop-in's SQL functions belong to */
+#define NG_DROPIN_NAME	"pg_stat_statements"
+
 extern void ng_check_loaded(void);
+extern void ng_check_loaded_as(const char *name);
 extern Datum ng_sql_statements(FunctionCallInfo fcinfo, NgApi api,
 							   bool showtext);
 extern Datum ng_sql_statements_since(FunctionCallInfo fcinfo, NgApi api,

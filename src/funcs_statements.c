@@ -85,18 +85,29 @@ static const double stmt_fractions[] = {0.50, 0.95, 0.99};
 #define NG_NUM_FRACTIONS	lengthof(stmt_fractions)
 
 /*
- * ng_check_loaded
+ * ng_check_loaded_as
  *		Raise an ERROR unless the library was preloaded and this process can
- *		reach the shared state: every SQL function begins with this.
+ *		reach the shared state: every SQL function begins with this.  name
+ *		is the library the caller's extension names, the one the DBA is to
+ *		preload (the drop-in's functions: pg_stat_statements).
  */
 void
-ng_check_loaded(void)
+ng_check_loaded_as(const char *name)
 {
 	if (ng_shared == NULL || !ng_store_attach())
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("pg_stat_statements_ng must be loaded via \"shared_preload_libraries\""),
-				 errhint("Add pg_stat_statements_ng to shared_preload_libraries in postgresql.conf and restart the server.")));
+				 errmsg("%s must be loaded via \"%s\"", name,
+						"shared_preload_libraries"),
+				 errhint("Add %s to shared_preload_libraries in postgresql.conf and restart the server.",
+						 name)));
+}
+
+/* ng_check_loaded_as for the functions of pg_stat_statements_ng */
+void
+ng_check_loaded(void)
+{
+	ng_check_loaded_as(NG_NAME);
 }
 
 /*
@@ -505,7 +516,7 @@ ng_sql_statements_since(FunctionCallInfo fcinfo, NgApi api, bool showtext,
 	StmtRead	sr;
 	NgRowForm	form;
 
-	ng_check_loaded();
+	ng_check_loaded_as(api == NG_API_NG_1_0 ? NG_NAME : NG_DROPIN_NAME);
 	InitMaterializedSRF(fcinfo, 0);
 	if (rsinfo->setDesc->natts != api_columns(api) + (generation > 0 ? 1 : 0))
 		elog(ERROR, "incorrect number of output arguments");

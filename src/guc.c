@@ -69,6 +69,8 @@ typedef struct NgTwin
 	int			value[2];		/* [0] our name, [1] contrib's */
 	GucSource	source[2];
 	int			effective;
+	/* both names' GUC records, once contrib's is defined as ours */
+	struct config_generic *record[2];
 } NgTwin;
 
 /* the GUCs' own variables, never read by the extension */
@@ -88,6 +90,9 @@ static NgTwin twin_save = {NULL, {1, 1}, {PGC_S_DEFAULT, PGC_S_DEFAULT}, 1};
 
 /* contrib's names are defined (as ours), and not contrib's own */
 static bool aliases_defined = false;
+
+/* shared_preload_libraries names this library pg_stat_statements */
+static bool loaded_as_dropin = false;
 
 /* set only in assertion builds (see guc.h) */
 int			ng_debug_fault = NG_FAULT_NONE;
@@ -172,6 +177,34 @@ twin_check_bool(bool *newval, void **extra, GucSource source)
 	return twin_keep_source(extra, source);
 }
 
+/*
+ * twin_show_in_effect
+ *		Of two names, pg_settings and SHOW ALL show the one whose value is
+ *		in effect, with its own source: the other's row would show that
+ *		value (its show hook gives the value in effect) beside a source it
+ *		did not come from; both at their defaults, the name of the library
+ *		preloaded (pg_stat_statements: the drop-in).  Both stay readable
+ *		by name (SHOW, SET,
+ *		current_setting).  GUC has no way to give a setting another's
+ *		source, so the row is hidden instead (GUC_NO_SHOW_ALL); no
+ *		allocation, safe in an assign hook.
+ */
+static void
+twin_show_in_effect(NgTwin *twin)
+{
+	int			in_effect;
+
+	if (twin->record[0] == NULL || twin->record[1] == NULL)
+		return;
+	/* both at their defaults: the name of the library preloaded */
+	if (twin->source[0] == PGC_S_DEFAULT && twin->source[1] == PGC_S_DEFAULT)
+		in_effect = loaded_as_dropin ? 1 : 0;
+	else
+		in_effect = twin->source[1] >= twin->source[0] ? 1 : 0;
+	twin->record[in_effect]->flags &= ~GUC_NO_SHOW_ALL;
+	twin->record[1 - in_effect]->flags |= GUC_NO_SHOW_ALL;
+}
+
 /* one name's value changes: recompute the value in effect */
 static void
 twin_assign(NgTwin *twin, int which, int newval, void *extra)
@@ -182,6 +215,7 @@ twin_assign(NgTwin *twin, int which, int newval, void *extra)
 		twin->effective = twin->value[1];
 	else
 		twin->effective = twin->value[0];
+	twin_show_in_effect(twin);
 }
 
 static const char *
@@ -297,7 +331,8 @@ resolve_library(const char *name)
  *		Is contrib's own pg_stat_statements library in shared_preload_libraries
  *		too?  Decided by what the entry named pg_stat_statements resolves to:
  *		after the drop-in is installed that name is our own library (a
- *		symbolic link to it), and then the names are ours to honor.
+ *		symbolic link to it), and then the names are ours to honor (and
+ *		loaded_as_dropin is set).
  */
 static bool
 contrib_preloaded(void)
@@ -327,6 +362,8 @@ contrib_preloaded(void)
 		if (file != NULL &&
 			(self.dli_fname == NULL || !same_file(file, self.dli_fname)))
 			found = true;
+		else if (file != NULL)
+			loaded_as_dropin = true;
 	}
 	list_free_deep(names);
 	pfree(copy);
@@ -417,6 +454,49 @@ define_admission(void)
 }
 
 /*
+ * twins_find_records
+ *		Once both names of each setting are defined: keep their GUC
+ *		records, and show in pg_settings the name in effect.
+ */
+static void
+twins_find_records(void)
+{
+	static const struct
+	{
+		NgTwin	   *twin;
+		const char *suffix;
+	}			twins[] = {
+		{&twin_max, "max"}, {&twin_track, "track"},
+		{&twin_track_utility, "track_utility"},
+		{&twin_track_planning, "track_planning"}, {&twin_save, "save"}
+	};
+
+	for (int i = 0; i < lengthof(twins); i++)
+	{
+		NgTwin	   *twin = twins[i].twin;
+
+		twin->record[0] = ng_find_guc_compat(psprintf("%s.%s", NG_NAME,
+													  twins[i].suffix));
+		twin->record[1] = ng_find_guc_compat(psprintf("pg_stat_statements.%s",
+													  twins[i].suffix));
+		twin_show_in_effect(twin);
+	}
+}
+
+/*
+ * ng_dropin_preloaded
+ *		Is this library preloaded as pg_stat_statements (the drop-in), and
+ *		contrib's own library not preloaded?  Then contrib's saved file is
+ *		ours to import and to write (persist_contrib.c).  Decided in
+ *		_PG_init, in the postmaster.
+ */
+bool
+ng_dropin_preloaded(void)
+{
+	return aliases_defined && loaded_as_dropin;
+}
+
+/*
  * ng_define_gucs
  *		Define every setting.  Called from _PG_init.
  */
@@ -493,6 +573,7 @@ ng_define_gucs(void)
 		aliases_defined = true;
 		define_settings("pg_stat_statements", true);
 		MarkGUCPrefixReserved("pg_stat_statements");
+		twins_find_records();
 	}
 	else
 		ereport(LOG,

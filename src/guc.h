@@ -46,6 +46,7 @@ extern double ng_sample_rate;
 extern int	ng_admission;
 
 extern void ng_define_gucs(void);
+extern bool ng_dropin_preloaded(void);
 
 /*
  * Faults that tests inject, in assertion builds only (the setting

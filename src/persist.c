@@ -20,7 +20,8 @@
  * in a DSA area can only be allocated by a child
  * process, so the rest is done by the keeper, a background worker started
  * with the postmaster: it restores the file (merging into whatever backends
- * recorded meanwhile) and removes it; while the server runs it applies a
+ * recorded meanwhile), or under the drop-in contrib's if that one is newer
+ * (persist_contrib.c), and removes it; while the server runs it applies a
  * lowered max even when no backend is busy; at shutdown (SIGTERM) it waits
  * briefly for the other backends to fold their slots and exit, then writes
  * every row to a temporary file, fsyncs it and renames it into place.
@@ -63,6 +64,7 @@
 #include "guc.h"
 #include "keeper_start.h"
 #include "persist.h"
+#include "persist_contrib.h"
 #include "persist_internal.h"
 #include "shmem.h"
 #include "slots.h"
@@ -109,7 +111,8 @@ ng_persist_startup(void)
 	bool		crc_ok;
 	bool		clean;
 	struct stat st;
-	bool		have_file = (stat(NG_DUMP_FILE, &st) == 0);
+	bool		have_file = (stat(NG_DUMP_FILE, &st) == 0) ||
+		(ng_dropin_preloaded() && stat(NG_CONTRIB_FILE, &st) == 0);
 
 	ng_keeper_startup();
 	if (IsPostmasterEnvironment && !IsUnderPostmaster)
@@ -128,7 +131,10 @@ ng_persist_startup(void)
 	else
 	{
 		if (have_file)
+		{
 			unlink(NG_DUMP_FILE);
+			ng_contrib_discard_file();
+		}
 		ereport(LOG,
 				(errmsg("pg_stat_statements_ng: statistics start empty after an unclean shutdown")));
 	}
@@ -201,22 +207,21 @@ pg_stat_statements_ng_keeper_main(Datum arg)
 
 	if (ng_shared->restore_pending)
 	{
-		int64		n;
-
 		ng_shared->restore_pending = false;
 		if (NG_DEBUG_FAULT(NG_FAULT_STALL_RESTORE))
 			ng_debug_stall();
-		n = ng_persist_load_file();
-		if (n >= 0)
-			ereport(LOG,
-					(errmsg("pg_stat_statements_ng: restored statistics of " INT64_FORMAT " statements",
-							n)));
+		/* ours, or contrib's (persist_contrib.c) */
+		ng_persist_restore_saved();
 		/* every entry was put back: down to max now, by usage */
 		if (pg_atomic_read_u32(&ng_shared->entry_count) > (uint32) ng_max)
 			ng_evict_to_limit();
 	}
 	else
-		unlink(NG_DUMP_FILE);	/* a file left by a keeper that was killed */
+	{
+		/* a file left by a keeper that was killed, or save is off */
+		unlink(NG_DUMP_FILE);
+		ng_contrib_discard_file();
+	}
 	ng_keeper_note_running();
 
 	while (!keeper_shutdown)

@@ -33,8 +33,11 @@
  *   3: NgSharedStats gained dsa_failures (112-byte header)
  *   4: histograms apart from NgCounters, sparse: an entry's hist_mask, and
  *      its groups (hist.h) after the fixed part, before the text
+ *   5: NgSharedStats gained admissions_refused; the header names the
+ *      file written in contrib's format beside it (persist_contrib.c), in
+ *      16 bytes before the entry count (136-byte header)
  */
-#define NG_DUMP_FORMAT		4
+#define NG_DUMP_FORMAT		5
 
 /* The fixed part at the head of the file */
 typedef struct NgDumpHeader
@@ -44,7 +47,11 @@ typedef struct NgDumpHeader
 	uint32		pg_major;
 	uint32		counters_size;
 	NgSharedStats stats;
-	uint64		nentries;
+	/* contrib's file written with this one: its size (0: none) and CRC-32C */
+	uint64		contrib_size;
+	uint32		contrib_crc;
+	uint32		pad;
+	uint64		nentries;		/* last, as in every format */
 } NgDumpHeader;
 
 /*
@@ -70,6 +77,13 @@ extern void ng_persist_dump(void);
 
 /* persist_read.c: validate and restore the file (the keeper, at startup) */
 extern int64 ng_persist_load_file(void);
+
+/* persist_restore.c: validated rows into the table (the keeper, at startup) */
+extern void ng_persist_restore_begin(void);
+extern bool ng_persist_restore_entry(const NgDumpEntry *de, const uint64 *hist,
+									 const char *qtext);
+extern bool ng_persist_restore_voided(void);
+extern void ng_persist_merge_stats(const NgSharedStats *saved);
 
 #pragma GCC visibility pop
 

@@ -12,8 +12,8 @@
  * bounding each length by the bytes that remain and requiring every
  * timestamp to be one a timestamptz can show, the second restores.
  *
- * Locking: restoring inserts with the partition lock held exclusively, one
- * partition at a time; allocations are made before the lock is taken.
+ * Locking: none of ours; validated rows go into the table through
+ * persist_restore.c, which takes each partition lock in turn.
  *
  *-------------------------------------------------------------------------
  */
@@ -218,176 +218,6 @@ persist_check_entry(DumpReader *r, NgDumpEntry *de, uint64 *hist,
 	return NULL;
 }
 
-/*
- * persist_restore_hist
- *		Add a saved histogram (groups for mask) to entry's.  Caller holds
- *		the partition lock exclusively, and has the spares it may need.
- */
-static void
-persist_restore_hist(NgSharedEntry *entry, uint32 mask, const uint64 *hist)
-{
-	NgHistView	view = {mask, hist};
-
-	for (int kind = 0; kind < NG_NUM_KINDS; kind++)
-		for (int b = 0; b < NG_HIST_BUCKETS; b++)
-		{
-			uint64		n = ng_hist_count(view, kind, b);
-
-			if (n > 0)
-				(void) ng_entry_hist_add(entry, kind, b, n);
-		}
-}
-
-/*
- * The full-reset generation the server started with, and whether a full
- * reset has happened since: then the rest of the file is void (the reset
- * removed what was restored before it, and what it did not see must not
- * come back after it), and so are the saved info figures.
- */
-static uint32 restore_stats_generation;
-static bool restore_voided;
-
-/*
- * persist_merge_entry
- *		Under the exclusive partition lock: a backend made the entry of a
- *		restored row before the keeper got to it; it now holds both periods'
- *		counts, since the earlier start, the usage of both, and the saved
- *		text (*tdp, then cleared) if it has none; if it has none and the
- *		saved one (saved_text) did not fit, that is counted once, as at a
- *		parse.
- */
-static void
-persist_merge_entry(NgSharedEntry *entry, const NgDumpEntry *de,
-					dsa_pointer *tdp, bool saved_text)
-{
-	ng_counters_merge(&entry->counters, &de->counters);
-	entry->stats_since = Min(entry->stats_since, de->stats_since);
-	entry->minmax_stats_since = Min(entry->minmax_stats_since,
-									de->minmax_stats_since);
-	ng_evict_earn_usage(entry, de->usage);
-	if (!DsaPointerIsValid(entry->qtext) && DsaPointerIsValid(*tdp))
-	{
-		entry->qtext = *tdp;
-		entry->text_len = de->text_len;
-		entry->encoding = de->encoding;
-		entry->text_stored_at = de->text_stored_at;
-		entry->text_dropped = false;
-		*tdp = InvalidDsaPointer;	/* the entry owns it */
-	}
-	else if (!DsaPointerIsValid(entry->qtext) && saved_text &&
-			 !entry->text_dropped)
-	{
-		entry->text_dropped = true;
-		ng_qtext_note_dropped();
-	}
-}
-
-/*
- * persist_restore_entry
- *		Put one saved entry into the table, merging with an entry a backend
- *		created meanwhile.  Returns false if there was no room.
- */
-static bool
-persist_restore_entry(const NgDumpEntry *de, const uint64 *hist,
-					  const char *qtext)
-{
-	uint32		hash = ng_key_hash(&de->key);
-	NgSharedPartition *part = ng_partition(hash);
-	dsa_pointer tdp = InvalidDsaPointer;
-	dsa_pointer dp;
-	NgSharedEntry *entry;
-	bool		found = false;
-
-	if (de->key.queryid == 0)
-		return true;			/* padding of a dump that shrank */
-	ng_entry_reserve_past_max();	/* the keeper evicts down to max next */
-	if (qtext != NULL)
-		tdp = ng_qtext_store(qtext, de->text_len);
-	(void) ng_entry_prepare(part);
-	(void) ng_hist_spares_fill(pg_popcount32(de->hist_mask) +
-							   NG_HIST_SPARES_KEPT);
-
-	LWLockAcquire(part->lock, LW_EXCLUSIVE);
-	/* a full reset bumps the generation holding every partition lock */
-	restore_voided = (ng_shared->stats_generation != restore_stats_generation);
-	if (restore_voided)
-		dp = InvalidDsaPointer;
-	else
-		dp = ng_entry_insert(part, &de->key, hash, tdp, de->text_len,
-							 de->encoding, &found);
-	if (DsaPointerIsValid(dp))
-	{
-		entry = dsa_get_address(ng_area, dp);
-		persist_restore_hist(entry, de->hist_mask, hist);
-		if (found)
-			persist_merge_entry(entry, de, &tdp, qtext != NULL);
-		else
-		{
-			/*
-			 * changed_generation is kept: the previous run's generations are
-			 * below this run's (setup.c), so a collector's token from before
-			 * the restart still tells which entries changed after it.
-			 */
-			entry->counters = de->counters;
-			entry->usage = de->usage;
-			entry->stats_since = de->stats_since;
-			entry->minmax_stats_since = de->minmax_stats_since;
-			if (DsaPointerIsValid(entry->qtext))
-				entry->text_stored_at = de->text_stored_at;
-			else if (qtext != NULL)
-			{
-				/* the text did not fit: counted once, as at a parse */
-				entry->text_dropped = true;
-				ng_qtext_note_dropped();
-			}
-			tdp = InvalidDsaPointer;	/* the entry owns it */
-		}
-	}
-	LWLockRelease(part->lock);
-	ng_entry_prepared_release();
-
-	if (!DsaPointerIsValid(dp) || found)
-		ng_entry_unreserve();
-	if (DsaPointerIsValid(tdp))
-		ng_qtext_free(tdp, de->text_len);
-	return DsaPointerIsValid(dp);
-}
-
-/*
- * persist_merge_stats
- *		Add the saved info figures to those counted since the start (backends
- *		may have evicted, dropped or refused before the keeper got here), so
- *		that every loss stays counted.  The reset time is the saved one: the
- *		figures now count from it.
- */
-static void
-persist_merge_stats(const NgSharedStats *saved)
-{
-	NgSharedStats *st = &ng_shared->stats;
-
-	SpinLockAcquire(&ng_shared->mutex);
-	if (ng_shared->stats_generation != restore_stats_generation)
-	{
-		/* a full reset since the restore began: the figures start from it */
-		restore_voided = true;
-		SpinLockRelease(&ng_shared->mutex);
-		return;
-	}
-	st->dealloc += saved->dealloc;
-	st->evicted_calls += saved->evicted_calls;
-	st->evicted_exec_time += saved->evicted_exec_time;
-	st->last_eviction_time = Max(st->last_eviction_time,
-								 saved->last_eviction_time);
-	st->texts_dropped += saved->texts_dropped;
-	st->entries_refused += saved->entries_refused;
-	st->counts_discarded += saved->counts_discarded;
-	st->unadmitted_calls += saved->unadmitted_calls;
-	st->lock_misses += saved->lock_misses;
-	st->dsa_failures += saved->dsa_failures;
-	st->stats_reset = saved->stats_reset;
-	SpinLockRelease(&ng_shared->mutex);
-}
-
 static void
 persist_reject(const char *why)
 {
@@ -488,9 +318,9 @@ persist_restore_entries(DumpReader *r, uint64 nentries, int64 *restored)
 						   *restored);
 			break;
 		}
-		if (persist_restore_entry(&de, hist, qtext))
+		if (ng_persist_restore_entry(&de, hist, qtext))
 			(*restored)++;
-		else if (!restore_voided)
+		else if (!ng_persist_restore_voided())
 		{
 			/* not put back: it leaves the table as an evicted entry does */
 			ng_evict_count_removed(de.counters.calls[NG_EXEC],
@@ -498,7 +328,7 @@ persist_restore_entries(DumpReader *r, uint64 nentries, int64 *restored)
 		}
 		if (qtext)
 			pfree(qtext);
-		if (restore_voided)
+		if (ng_persist_restore_voided())
 			break;
 	}
 	return why;
@@ -572,13 +402,11 @@ ng_persist_load_file(void)
 		goto out;
 	}
 	restored = 0;
-	/* as shared memory was made (zero): a full reset since voids the file */
-	restore_stats_generation = 0;
-	restore_voided = false;
+	ng_persist_restore_begin();
 	why = persist_restore_entries(&r, hdr.nentries, &restored);
-	if (!restore_voided)
-		persist_merge_stats(&hdr.stats);
-	if (restore_voided)
+	if (!ng_persist_restore_voided())
+		ng_persist_merge_stats(&hdr.stats);
+	if (ng_persist_restore_voided())
 		ereport(LOG,
 				(errmsg("pg_stat_statements_ng: a reset during the restore discarded the rest of the saved statistics")));
 	/* the spares the restore kept at hand go back (the keeper stays) */

@@ -7,6 +7,9 @@
  * Why a file of its own: the writer of the format (persist_internal.h);
  * its reader, which trusts nothing it reads, is persist_read.c.
  *
+ * With the drop-in, contrib's file is written first, in contrib's format
+ * (persist_contrib.c), and this file's header records its size and CRC.
+ *
  * Locking: rows are read through reader.c, one partition at a time under
  * that partition's lock in shared mode; nothing else is locked.  A failure
  * is logged in one line and leaves no file; nothing raises an ERROR.
@@ -29,6 +32,7 @@
 
 #include "counters.h"
 #include "guc.h"
+#include "persist_contrib.h"
 #include "persist_internal.h"
 #include "reader.h"
 #include "shmem.h"
@@ -210,6 +214,9 @@ ng_persist_dump(void)
 	hdr.pg_major = PG_VERSION_NUM / 100;
 	hdr.counters_size = sizeof(NgCounters);
 	ng_stats_read(&hdr.stats);
+
+	/* contrib's file first: this one names it (persist_contrib.c) */
+	(void) ng_contrib_dump(&hdr.contrib_size, &hdr.contrib_crc);
 
 	/*
 	 * The CRC covers the header as finally written, so write the entries

@@ -148,7 +148,9 @@ reset_partition(NgSharedPartition *part, Oid userid, Oid dbid, uint64 queryid,
  *		pg_stat_statements_reset semantics: remove the entries matching the
  *		filter (0 matches anything), or with minmax_only reset their min and
  *		max.  With no filter and not minmax_only, everything is removed and
- *		the info figures start afresh.  Returns the reset time.
+ *		the info figures start afresh; any other reset that leaves the table
+ *		without entries restarts dealloc (and admissions_refused) and
+ *		stats_reset, as contrib's does.  Returns the reset time.
  *
  * Only the full reset holds every partition at once, so that no reader or
  * backend sees a half-reset table.  Counts that backends hold in slots bound
@@ -193,6 +195,23 @@ ng_store_reset(Oid userid, Oid dbid, uint64 queryid, bool minmax_only)
 			LWLockAcquire(part->lock, LW_EXCLUSIVE);
 			reset_partition(part, userid, dbid, queryid, minmax_only, now);
 			LWLockRelease(part->lock);
+		}
+
+		/*
+		 * As contrib's: a reset that leaves no entry (it removed them all, or
+		 * found none) restarts dealloc and stats_reset, and only those.
+		 */
+		if (pg_atomic_read_u32(&ng_shared->entry_count) == 0)
+		{
+			NgSharedStats cur;
+
+			/* refusals are counted in the slot areas too: offset them */
+			ng_stats_read(&cur);
+			SpinLockAcquire(&ng_shared->mutex);
+			ng_shared->stats.dealloc = 0;
+			ng_shared->stats.admissions_refused -= cur.admissions_refused;
+			ng_shared->stats.stats_reset = now;
+			SpinLockRelease(&ng_shared->mutex);
 		}
 	}
 	/* the wait profile's rows of the same statements (none of our locks) */

@@ -92,7 +92,8 @@ StaticAssertDecl(sizeof(NgSharedPartition) == 2 * PG_CACHE_LINE_SIZE,
 
 /*
  * Figures of the info view, under NgSharedState.mutex.  evicted_calls,
- * evicted_exec_time, unadmitted_calls and counts_discarded have a part in
+ * evicted_exec_time, unadmitted_calls, counts_discarded and
+ * admissions_refused have a part in
  * every process's slot area too (NgRefusedCounts): read them with
  * ng_stats_read (slots.h).
  */
@@ -110,6 +111,8 @@ typedef struct NgSharedStats
 	int64		lock_misses;	/* conditional lock attempts that failed */
 	int64		dsa_failures;	/* DSA allocations refused: the area could not
 								 * grow (alloc.c, ng_dsa_allocate) */
+	int64		admissions_refused; /* new statements' executions the
+									 * admission filter gave no entry */
 	TimestampTz stats_reset;
 } NgSharedStats;
 

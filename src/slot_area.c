@@ -253,6 +253,7 @@ slots_refused_sum(uint32 generation, NgRefusedCounts *sum)
 			copy.calls = area->refused.calls;
 			copy.exec_time = area->refused.exec_time;
 			copy.failed = area->refused.failed;
+			copy.refusals = area->refused.refusals;
 			pg_read_barrier();
 			if (before == area->refused_changecount && (before & 1) == 0)
 			{
@@ -261,6 +262,7 @@ slots_refused_sum(uint32 generation, NgRefusedCounts *sum)
 					sum->calls += copy.calls;
 					sum->exec_time += copy.exec_time;
 					sum->failed += copy.failed;
+					sum->refusals += copy.refusals;
 				}
 				break;
 			}
@@ -301,4 +303,5 @@ ng_stats_read(NgSharedStats *stats)
 	stats->evicted_exec_time += refused.exec_time;
 	stats->unadmitted_calls += refused.calls;
 	stats->counts_discarded += refused.failed;
+	stats->admissions_refused += refused.refusals;
 }

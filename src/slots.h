@@ -89,6 +89,8 @@ typedef struct NgRefusedCounts
 	int64		calls;
 	double		exec_time;
 	int64		failed;
+	int64		refusals;		/* executions the admission filter refused
+								 * (admissions_refused) */
 } NgRefusedCounts;
 
 /*

@@ -280,8 +280,8 @@ count_into_entry_if_rare(NgLocalEntry *le, uint64 prev_counted,
  *		A sample of le's key, which the admission filter refused an entry
  *		and which took no slot (ng_slot_bind): an execution goes where an
  *		unbound slot's fold would send it (unadmitted_calls and
- *		evicted_calls, or counts_discarded if it failed), through this
- *		backend's refused counts; a planning, like the plans such a slot
+ *		evicted_calls, or counts_discarded if it failed), and counts in
+ *		admissions_refused either way, through this backend's refused counts; a planning, like the plans such a slot
  *		counted, is not kept.  No lock, no atomic read-modify-write (a full
  *		barrier), where a slot's bind and fold would take the partition
  *		lock.  le is forgotten: a stream of one-offs would otherwise grow
@@ -298,9 +298,9 @@ count_refused(NgLocalEntry *le, const NgSample *sample)
 	if (sample->kind != NG_EXEC)
 		return;
 	if (sample->failure == NG_SUCCEEDED)
-		ng_slot_count_refused(1, sample->time, 0);
+		ng_slot_count_refused(1, sample->time, 0, 1);
 	else
-		ng_slot_count_refused(0, 0.0, 1);
+		ng_slot_count_refused(0, 0.0, 1, 1);
 }
 
 /* a group a fold will have to make: see that there is a spare for it */

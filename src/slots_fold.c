@@ -79,7 +79,8 @@ slot_merge_into(NgSharedEntry *entry, NgSlot *slot, bool clear_minmax)
 /*
  * ng_slot_count_refused
  *		Add executions that have no entry (calls successful ones of
- *		exec_time ms in all, failed failed ones) to this backend's refused
+ *		exec_time ms in all, failed failed ones; refusals of them refused by
+ *		the admission filter at their execution) to this backend's refused
  *		counts (slots.h, NgRefusedCounts), in a write section of their own,
  *		as slot_record adds to a slot: no lock, no atomic read-modify-write.
  *		Counts of an older stats generation are cleared first.  A full reset
@@ -89,7 +90,8 @@ slot_merge_into(NgSharedEntry *entry, NgSlot *slot, bool clear_minmax)
  *		generation).  Caller may hold a partition lock (a fold).
  */
 void
-ng_slot_count_refused(int64 calls, double exec_time, int64 failed)
+ng_slot_count_refused(int64 calls, double exec_time, int64 failed,
+					  int64 refusals)
 {
 	NgBackendSlots *area = ngs_my_area;
 	volatile uint32 *generation = &ng_shared->stats_generation;
@@ -108,6 +110,7 @@ ng_slot_count_refused(int64 calls, double exec_time, int64 failed)
 		area->refused.calls += calls;
 		area->refused.exec_time += exec_time;
 		area->refused.failed += failed;
+		area->refused.refusals += refusals;
 		write_section_end(&area->refused_changecount);
 		pg_memory_barrier();
 		if (likely(*generation == gen) || attempt > 0)
@@ -175,7 +178,7 @@ slot_move_counts(int i, NgSharedPartition *part)
 			 */
 			ng_slot_count_refused(counts->calls[NG_EXEC],
 								  counts->total_time[NG_EXEC],
-								  ng_counters_failed(counts));
+								  ng_counters_failed(counts), 0);
 		}
 	}
 	return true;

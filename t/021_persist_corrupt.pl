@@ -85,7 +85,7 @@ my $major = int($node->safe_psql('postgres', 'SHOW server_version_num') / 100);
 
 my ($magic, $format, $pg_major, $counters_size) = unpack('L4', $valid);
 is(sprintf('%08X', $magic), '4E475353', 'magic at offset 0');
-is($format, 4, 'format version 4 at offset 4');
+is($format, 5, 'format version 5 at offset 4');
 is($pg_major, $major, "server major ($major) at offset 8");
 is(crc32c(substr($valid, 0, -4)), unpack('L', substr($valid, -4)),
 	'trailer is the CRC-32C of everything before it');
@@ -108,13 +108,16 @@ cmp_ok($size, '>', 8192, 'the file is larger than 8 kB');
 # info figure (dsa_failures): a 112-byte header.  Format 4 takes the
 # histograms out of the counters: the fixed part ends with text_len and the
 # histogram's group mask, and the groups (128 bytes each) come before the
-# text.  A change to
+# text.  Format 5 has a twelfth info figure (admissions_refused) and, before
+# the entry count, the size and CRC of contrib's file written with it: a
+# 136-byte header.  A change to
 # either must come with a new format version: the loader's checks read the
 # entry count and lengths at fixed offsets, so a file of the old layout under
 # the same version is misread (rejected, if at all, for the wrong reason).
 # (Not checked in the reduced run under ASan, which is about memory safety.)
 my %layout_of_format =
-  (1 => [ 96, 56 ], 2 => [ 104, 64 ], 3 => [ 112, 64 ], 4 => [ 112, 64 ]);
+  (1 => [ 96, 56 ], 2 => [ 104, 64 ], 3 => [ 112, 64 ], 4 => [ 112, 64 ],
+	5 => [ 136, 64 ]);
 if ($quick)
 {
 	note "layout: header $H bytes, entry counters + " . ($E - $counters_size) . ' bytes';
@@ -197,16 +200,18 @@ push @cases,
 	qr/not a pg_stat_statements_ng file/ ],
   [ 'wrong magic, zeros', with_crc(patch($body, 0, pack('L', 0))),
 	qr/not a pg_stat_statements_ng file/ ],
-  [ 'format version 5', with_crc(patch($body, 4, pack('L', 5))),
-	qr/format version 5, expected 4/ ],
+  [ 'format version 6', with_crc(patch($body, 4, pack('L', 6))),
+	qr/format version 6, expected 5/ ],
+  [ 'format version 4', with_crc(patch($body, 4, pack('L', 4))),
+	qr/format version 4, expected 5/ ],
   [ 'format version 3', with_crc(patch($body, 4, pack('L', 3))),
-	qr/format version 3, expected 4/ ],
+	qr/format version 3, expected 5/ ],
   [ 'format version 2', with_crc(patch($body, 4, pack('L', 2))),
-	qr/format version 2, expected 4/ ],
+	qr/format version 2, expected 5/ ],
   [ 'format version 1', with_crc(patch($body, 4, pack('L', 1))),
-	qr/format version 1, expected 4/ ],
+	qr/format version 1, expected 5/ ],
   [ 'format version 0', with_crc(patch($body, 4, pack('L', 0))),
-	qr/format version 0, expected 4/ ],
+	qr/format version 0, expected 5/ ],
   [ 'previous major', with_crc(patch($body, 8, pack('L', $major - 100))),
 	qr/written by PostgreSQL major @{[$major - 100]}, this is $major/ ],
   [ 'next major', with_crc(patch($body, 8, pack('L', $major + 100))),
@@ -216,7 +221,7 @@ push @cases,
   # the same header cases without the CRC fixed: the checksum fires first
   [ 'wrong magic, CRC not fixed', patch($valid, 0, pack('L', 0x53534E47)),
 	qr/checksum mismatch/ ],
-  [ 'format version 5, CRC not fixed', patch($valid, 4, pack('L', 5)),
+  [ 'format version 6, CRC not fixed', patch($valid, 4, pack('L', 6)),
 	qr/checksum mismatch/ ];
 
 # lengths and counts, CRC recomputed: nothing read from the file is trusted
