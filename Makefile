@@ -15,6 +15,11 @@ OBJS = \
 	src/funcs_statements.o \
 	src/guc.o \
 	src/hist.o \
+	src/history.o \
+	src/history_capture.o \
+	src/history_funcs.o \
+	src/history_keeper.o \
+	src/history_persist.o \
 	src/hooks.o \
 	src/measure.o \
 	src/persist.o \
@@ -22,6 +27,7 @@ OBJS = \
 	src/persist_write.o \
 	src/qtext.o \
 	src/reader.o \
+	src/reader_rows.o \
 	src/reset.o \
 	src/rowform.o \
 	src/setup.o \
@@ -40,7 +46,8 @@ OBJS = \
 	src/utility.o
 
 EXTENSION = pg_stat_statements_ng
-DATA = pg_stat_statements_ng--1.0.sql pg_stat_statements_ng--1.1.sql pg_stat_statements_ng--1.0--1.1.sql
+DATA = pg_stat_statements_ng--1.0.sql pg_stat_statements_ng--1.1.sql pg_stat_statements_ng--1.0--1.1.sql \
+	pg_stat_statements_ng--1.2.sql pg_stat_statements_ng--1.1--1.2.sql
 PGFILEDESC = "pg_stat_statements_ng - exact, lock-free statement statistics"
 
 REGRESS = counting normalize nesting planning reset privileges info failures collect percentiles rowform

@@ -57,6 +57,7 @@
 #include "alloc.h"
 #include "evict.h"
 #include "guc.h"
+#include "history.h"
 #include "persist.h"
 #include "persist_internal.h"
 #include "shmem.h"
@@ -159,6 +160,7 @@ void
 pg_stat_statements_ng_keeper_main(Datum arg)
 {
 	struct sigaction act;
+	bool		restore;
 
 	memset(&act, 0, sizeof(act));
 	act.sa_sigaction = keeper_sigterm;
@@ -171,6 +173,7 @@ pg_stat_statements_ng_keeper_main(Datum arg)
 	if (!ng_store_attach())
 		proc_exit(0);
 
+	restore = ng_shared->restore_pending;
 	if (ng_shared->restore_pending)
 	{
 		int64		n;
@@ -189,6 +192,7 @@ pg_stat_statements_ng_keeper_main(Datum arg)
 	}
 	else
 		unlink(NG_DUMP_FILE);	/* a file left by a keeper that was killed */
+	ng_history_keeper_start(restore);
 
 	while (!keeper_shutdown)
 	{
@@ -206,6 +210,7 @@ pg_stat_statements_ng_keeper_main(Datum arg)
 			(uint64) ng_query_text_memory_kb * 1024)
 			ng_evict_texts_to_limit();
 		ng_log_losses();
+		ng_history_keeper_tick();
 	}
 
 	/*
@@ -219,6 +224,7 @@ pg_stat_statements_ng_keeper_main(Datum arg)
 	if (ng_save)
 	{
 		keeper_wait_for_backends();
+		ng_history_keeper_shutdown();
 		ng_persist_dump();
 	}
 	proc_exit(0);

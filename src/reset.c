@@ -22,6 +22,7 @@
 
 #include "counters.h"
 #include "guc.h"
+#include "history.h"
 #include "reset.h"
 #include "shmem.h"
 #include "slots.h"
@@ -162,13 +163,20 @@ ng_store_reset(Oid userid, Oid dbid, uint64 queryid, bool minmax_only)
 	bool		full = (userid == InvalidOid && dbid == InvalidOid &&
 						queryid == 0 && !minmax_only);
 
+	/* what the reset removes stays in the history's open window */
+	void	   *cap = minmax_only ? NULL :
+		ng_history_capture_begin(userid, dbid, queryid);
+
 	if (full)
 	{
 		for (int i = 0; i < NG_NUM_PARTITIONS; i++)
 			LWLockAcquire(ng_shared->partitions[i].lock, LW_EXCLUSIVE);
 		for (int i = 0; i < NG_NUM_PARTITIONS; i++)
+		{
+			ng_history_capture_partition(cap, i);
 			reset_partition(&ng_shared->partitions[i], userid, dbid, queryid,
 							false, now);
+		}
 		SpinLockAcquire(&ng_shared->mutex);
 		memset(&ng_shared->stats, 0, sizeof(NgSharedStats));
 		ng_shared->stats.stats_reset = now;
@@ -188,9 +196,11 @@ ng_store_reset(Oid userid, Oid dbid, uint64 queryid, bool minmax_only)
 			NgSharedPartition *part = &ng_shared->partitions[i];
 
 			LWLockAcquire(part->lock, LW_EXCLUSIVE);
+			ng_history_capture_partition(cap, i);
 			reset_partition(part, userid, dbid, queryid, minmax_only, now);
 			LWLockRelease(part->lock);
 		}
 	}
+	ng_history_capture_end(cap);
 	return now;
 }
