@@ -169,6 +169,19 @@ ng_history_counts_add(NgHistoryCounts *dst, const NgHistoryCounts *src)
 #undef ADD_I
 }
 
+/* does t hold anything */
+bool
+ng_history_totals_any(const NgHistoryTotals *t)
+{
+#define NONZERO(name, src) if (t->c.name != 0) return true;
+	NG_HISTORY_COUNTERS(NONZERO, NONZERO)
+#undef NONZERO
+	for (int b = 0; b < NG_HIST_BUCKETS; b++)
+		if (t->hist[b] != 0)
+			return true;
+	return false;
+}
+
 /*
  * ng_history_percentiles
  *		The exec p50, p95 and p99 of t's histogram (a window's deltas), NaN
@@ -215,6 +228,44 @@ ng_history_keep_evicted(NgSharedPartition *part, NgSharedEntry *entry,
 	entry->next = part->history_evicted;
 	part->history_evicted = dp;
 	return true;
+}
+
+/*
+ * ng_history_keep_unbound
+ *		The fold of an unbound slot of partition p whose statement has no
+ *		entry: while the keeper keeps what departs, keep its counts (key,
+ *		counts; not their durations) for the keeper, in the partition's
+ *		fixed list, added to the key's place if it has one; counted as lost
+ *		when the list is full.  Caller holds the partition lock exclusively.
+ */
+void
+ng_history_keep_unbound(int p, const NgKey *key, const NgCounters *counts)
+{
+	NgHistoryUnboundList *list;
+	NgHistoryTotals t;
+	int			i;
+
+	Assert(LWLockHeldByMeInMode(ng_shared->partitions[p].lock, LW_EXCLUSIVE));
+	if (ng_history == NULL || pg_atomic_read_u32(&ng_history->capturing) == 0)
+		return;
+	list = &ng_history->unbound[p];
+	for (i = 0; i < list->n; i++)
+		if (ng_key_equal(&list->v[i].key, key))
+			break;
+	if (i == NG_HISTORY_UNBOUND_KEPT)
+	{
+		list->lost++;
+		return;
+	}
+	if (i == list->n)
+	{
+		memset(&list->v[i], 0, sizeof(NgHistoryUnbound));
+		list->v[i].key = *key;
+		list->n++;
+	}
+	memset(&t.c, 0, sizeof(t.c));
+	ng_history_totals_add_counters(&t, counts, 1);
+	ng_history_counts_add(&list->v[i].c, &t.c);
 }
 
 /* ---- the list of windows ---- */

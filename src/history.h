@@ -9,7 +9,8 @@
  *		restart (history_persist.c).
  *
  * Locks:
- *   ng_history_keep_evicted: the entry's partition lock, exclusive.
+ *   ng_history_keep_evicted, ng_history_keep_unbound: the partition lock,
+ *   exclusive.
  *   ng_history_capture_*: see history_capture.c.
  *   everything else: no lock of ours held; the windows' list is under
  *   NgHistoryShared.lock, taken and released inside.
@@ -119,6 +120,28 @@ typedef struct NgHistoryDeparted
 	NgHistoryTotals t;
 } NgHistoryDeparted;
 
+/*
+ * The counts of an unbound slot whose statement never got an entry, given
+ * up by its fold (slots_fold.c) under the partition lock, which cannot
+ * allocate: kept in main shared memory, a few per partition.  Their
+ * durations are not kept (no histogram).
+ */
+#define NG_HISTORY_UNBOUND_KEPT	32
+
+typedef struct NgHistoryUnbound
+{
+	NgKey		key;
+	NgHistoryCounts c;
+} NgHistoryUnbound;
+
+/* what a partition keeps of its unbound folds; partition lock */
+typedef struct NgHistoryUnboundList
+{
+	int			n;
+	int64		lost;			/* folds that found the list full */
+	NgHistoryUnbound v[NG_HISTORY_UNBOUND_KEPT];
+} NgHistoryUnboundList;
+
 /* In main shared memory */
 typedef struct NgHistoryShared
 {
@@ -133,11 +156,15 @@ typedef struct NgHistoryShared
 	TimestampTz open_since;		/* lock: start of the open window; 0: none */
 
 	/* written by the keeper only */
+	bool		loaded;			/* the saved windows were looked for */
 	pg_atomic_uint32 capturing; /* the keeper keeps what departs */
 	pg_atomic_uint32 keeper_procno; /* INVALID_PROC_NUMBER-like: none */
 	pg_atomic_uint64 requested; /* take_window requests (any backend) */
 	pg_atomic_uint64 closed;	/* requests served (keeper) */
 	ConditionVariable cv;		/* closed moved */
+
+	/* each under its partition's lock, exclusive (the keeper: any mode) */
+	NgHistoryUnboundList unbound[NG_NUM_PARTITIONS];
 } NgHistoryShared;
 
 /* Functions in history.c */
@@ -158,26 +185,33 @@ extern void ng_history_totals_add(NgHistoryTotals *dst,
 								  const NgHistoryTotals *src, int sign);
 extern void ng_history_counts_add(NgHistoryCounts *dst,
 								  const NgHistoryCounts *src);
+extern bool ng_history_totals_any(const NgHistoryTotals *t);
 extern void ng_history_percentiles(const NgHistoryTotals *t, double *pct);
 extern void ng_history_link(dsa_pointer dp, int nrows);
 extern void ng_history_trim(void);
 extern void ng_history_free_all(void);
 extern bool ng_history_keep_evicted(NgSharedPartition *part,
 									NgSharedEntry *entry, dsa_pointer dp);
+extern void ng_history_keep_unbound(int p, const NgKey *key,
+									const NgCounters *counts);
 
 /* Functions in history_capture.c */
-extern void *ng_history_capture_begin(Oid userid, Oid dbid, uint64 queryid);
-extern void ng_history_capture_partition(void *cap, int p);
+extern void *ng_history_capture_begin(void);
+extern void ng_history_capture_entry(void *cap, int p,
+									 const NgSharedEntry *entry,
+									 dsa_pointer dp);
+extern void ng_history_capture_slots(void *cap, int p,
+									 uint32 old_generation);
 extern void ng_history_capture_end(void *cap);
 
 /* Functions in history_keeper.c */
-extern void ng_history_keeper_start(bool restore);
+extern void ng_history_keeper_start(void);
 extern void ng_history_keeper_tick(void);
 extern void ng_history_keeper_shutdown(void);
 
 /* Functions in history_persist.c */
 extern void ng_history_save(void);
-extern void ng_history_load(bool restore);
+extern void ng_history_load(void);
 
 #pragma GCC visibility pop
 

@@ -65,6 +65,14 @@ typedef struct KeyTotals
 	NgHistoryTotals t;
 } KeyTotals;
 
+/* what departed from a partition, as the keeper takes it */
+typedef struct NgHistoryTaken
+{
+	dsa_pointer evicted;
+	dsa_pointer departed;
+	NgHistoryUnboundList unbound;
+} NgHistoryTaken;
+
 /* a growing array of statements' totals */
 typedef struct KeyTotalsList
 {
@@ -80,8 +88,7 @@ typedef struct KeeperRead
 	int			nrows;
 	int			maxrows;
 	int			waits;
-	dsa_pointer evicted;
-	dsa_pointer departed;
+	NgHistoryTaken taken;
 } KeeperRead;
 
 static bool keeper_started = false;
@@ -117,15 +124,16 @@ keeper_key(const NgKey *key)
 
 /*
  * keeper_absorb
- *		Add what departed (evicted entries, reset totals; lists taken from a
- *		partition) to acc, unless discard (what departed before the window
- *		opened), and free it.  Called without lock: the keeper owns the
- *		lists it took.
+ *		Add what departed from a partition (taken with keeper_take) to acc,
+ *		unless discard (what departed before the window opened), and free
+ *		it.  Called without lock: the keeper owns what it took.
  */
 static void
-keeper_absorb(dsa_pointer evicted, dsa_pointer departed, bool discard)
+keeper_absorb(NgHistoryTaken *taken, bool discard)
 {
 	static uint64 buf[NG_HIST_BUCKETS * NG_NUM_KINDS];
+	dsa_pointer evicted = taken->evicted;
+	dsa_pointer departed = taken->departed;
 
 	while (DsaPointerIsValid(evicted))
 	{
@@ -152,40 +160,64 @@ keeper_absorb(dsa_pointer evicted, dsa_pointer departed, bool discard)
 		dsa_free(ng_area, departed);
 		departed = next;
 	}
+	for (int i = 0; i < taken->unbound.n && !discard; i++)
+		ng_history_counts_add(&keeper_key(&taken->unbound.v[i].key)->acc.c,
+							  &taken->unbound.v[i].c);
+	if (taken->unbound.lost > 0 && !discard)
+	{
+		LWLockAcquire(ng_history->lock, LW_EXCLUSIVE);
+		ng_history->counts_lost += taken->unbound.lost;
+		LWLockRelease(ng_history->lock);
+	}
 }
 
-/* take a partition's history lists; caller holds its lock (any mode) */
+/*
+ * keeper_take
+ *		Take what departed from partition p: its history lists and the
+ *		counts of its unbound folds.  Caller holds its lock, any mode (only
+ *		the keeper changes these under a shared lock).
+ */
 static void
-keeper_take_lists(NgSharedPartition *part, dsa_pointer *evicted,
-				  dsa_pointer *departed)
+keeper_take(int p, NgHistoryTaken *taken)
 {
-	*evicted = part->history_evicted;
-	*departed = part->history_departed;
+	NgSharedPartition *part = &ng_shared->partitions[p];
+	NgHistoryUnboundList *list = &ng_history->unbound[p];
+
+	taken->evicted = part->history_evicted;
+	taken->departed = part->history_departed;
 	part->history_evicted = InvalidDsaPointer;
 	part->history_departed = InvalidDsaPointer;
+	taken->unbound.n = list->n;
+	taken->unbound.lost = list->lost;
+	memcpy(taken->unbound.v, list->v, sizeof(NgHistoryUnbound) * list->n);
+	list->n = 0;
+	list->lost = 0;
 }
 
 /*
  * keeper_drain
- *		Between closes: take every partition's lists and add them to acc, so
- *		that evicted entries do not wait in shared memory for the close.
+ *		Between closes: take what departed from every partition and add it
+ *		to acc, so that evicted entries do not wait in shared memory for the
+ *		close.
  */
 static void
 keeper_drain(void)
 {
+	NgHistoryTaken taken;
+
 	for (int p = 0; p < NG_NUM_PARTITIONS; p++)
 	{
 		NgSharedPartition *part = &ng_shared->partitions[p];
-		dsa_pointer evicted,
-					departed;
 
+		/* a hint, read without the lock */
 		if (!DsaPointerIsValid(part->history_evicted) &&
-			!DsaPointerIsValid(part->history_departed))
-			continue;			/* a hint, read without the lock */
+			!DsaPointerIsValid(part->history_departed) &&
+			ng_history->unbound[p].n == 0 && ng_history->unbound[p].lost == 0)
+			continue;
 		LWLockAcquire(part->lock, LW_SHARED);
-		keeper_take_lists(part, &evicted, &departed);
+		keeper_take(p, &taken);
 		LWLockRelease(part->lock);
-		keeper_absorb(evicted, departed, false);
+		keeper_absorb(&taken, false);
 	}
 }
 
@@ -226,7 +258,7 @@ keeper_grow(NgReader *r)
  * keeper_locked
  *		Under the partition lock, the rows read: unless a reset has yet to
  *		hand over what it took from this partition (then read again, for a
- *		second at most), take the partition's lists with the rows.
+ *		second at most), take what departed from it with the rows.
  */
 static bool
 keeper_locked(NgReader *r, int p)
@@ -236,7 +268,7 @@ keeper_locked(NgReader *r, int p)
 
 	if (part->history_pending > 0 && kr->waits++ < HISTORY_PENDING_WAITS)
 		return false;
-	keeper_take_lists(part, &kr->evicted, &kr->departed);
+	keeper_take(p, &kr->taken);
 	return true;
 }
 
@@ -284,7 +316,7 @@ keeper_read_all(bool opening, KeyTotalsList *deltas)
 		kr.nrows = 0;
 		kr.waits = 0;
 		ng_read_partition_with(p, &r);
-		keeper_absorb(kr.evicted, kr.departed, opening);
+		keeper_absorb(&kr.taken, opening);
 		for (int i = 0; i < kr.nrows; i++)
 		{
 			k = keeper_key(&kr.rows[i].key);
@@ -311,19 +343,6 @@ keeper_read_all(bool opening, KeyTotalsList *deltas)
 			keeper_append(deltas, &k->key, &k->acc);
 		(void) hash_search(keeper_keys, &k->key, HASH_REMOVE, NULL);
 	}
-}
-
-/* does a delta hold anything */
-static bool
-totals_any(const NgHistoryTotals *t)
-{
-#define NONZERO(name, src) if (t->c.name != 0) return true;
-	NG_HISTORY_COUNTERS(NONZERO, NONZERO)
-#undef NONZERO
-	for (int b = 0; b < NG_HIST_BUCKETS; b++)
-		if (t->hist[b] != 0)
-			return true;
-	return false;
 }
 
 /* most exec time first; then by key, so that windows are deterministic */
@@ -388,7 +407,7 @@ keeper_close(TimestampTz end)
 	d.v = palloc_extended(sizeof(KeyTotals) * (Size) d.max, MCXT_ALLOC_HUGE);
 	keeper_read_all(false, &d);
 	for (int i = 0; i < d.n; i++)
-		if (totals_any(&d.v[i].t))
+		if (ng_history_totals_any(&d.v[i].t))
 			d.v[n++] = d.v[i];
 	qsort(d.v, n, sizeof(KeyTotals), delta_cmp);
 	nkeep = Min(n, ng_history_statements);
@@ -415,6 +434,10 @@ keeper_close(TimestampTz end)
 	keeper_link(dp, nrows, end);
 	MemoryContextSwitchTo(old);
 	pfree(d.v);
+
+	/* what an immediate stop would lose: the open window only */
+	ng_history_trim();
+	ng_history_save();
 }
 
 /* when the open window is due to close: the next multiple of the interval */
@@ -429,11 +452,11 @@ keeper_due(void)
 /*
  * ng_history_keeper_start
  *		Keeper, at start, once any saved statistics are restored: restore the
- *		saved windows if restore (a clean shutdown), else remove the file;
- *		start keeping what departs, and open a window.
+ *		saved windows (the first keeper since shared memory was made), start
+ *		keeping what departs, and open a window.
  */
 void
-ng_history_keeper_start(bool restore)
+ng_history_keeper_start(void)
 {
 	HASHCTL		ctl;
 	KeyTotalsList unused = {0};
@@ -449,7 +472,9 @@ ng_history_keeper_start(bool restore)
 	keeper_keys = hash_create("pg_stat_statements_ng history keys", 256, &ctl,
 							  HASH_ELEM | HASH_FUNCTION | HASH_COMPARE |
 							  HASH_CONTEXT);
-	ng_history_load(restore);
+	if (!ng_history->loaded)
+		ng_history_load();
+	ng_history->loaded = true;
 	pg_atomic_write_u32(&ng_history->keeper_procno, NG_MY_PROC_NUMBER());
 	pg_atomic_write_u32(&ng_history->capturing, 1);
 	keeper_read_all(true, &unused);
@@ -488,8 +513,8 @@ ng_history_keeper_tick(void)
 /*
  * ng_history_keeper_shutdown
  *		Keeper, at a clean shutdown, once backends have folded: close the
- *		open window, so that a restart loses none of it, and save the
- *		windows.
+ *		open window, so that a restart loses none of it (closing saves the
+ *		windows).
  */
 void
 ng_history_keeper_shutdown(void)
@@ -497,6 +522,4 @@ ng_history_keeper_shutdown(void)
 	if (!keeper_started)
 		return;
 	keeper_close(GetCurrentTimestamp());
-	ng_history_trim();
-	ng_history_save();
 }

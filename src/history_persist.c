@@ -1,9 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * history_persist.c
- *		The history's windows across a clean restart: written by the keeper
- *		at shutdown to a file of their own beside the statistics' dump,
- *		read back by the keeper at start.
+ *		The history's windows across restarts: written by the keeper each
+ *		time a window closes (the last at a clean shutdown) to a file of
+ *		their own beside the statistics' dump, read back by the keeper at
+ *		start.
  *
  * Why a file of its own: the windows have a format of their own, and
  * keeping them out of the statistics' dump leaves that format, and its
@@ -12,9 +13,10 @@
  * The file: a header (magic, format version, server major, the sizes of a
  * row and the number of counters, the window count and the history's
  * figures), each window (start, end, row count, rows), and a CRC-32C of
- * everything before it.  It is restored under the same rule as the dump
- * (only after a clean shutdown: the postmaster's decision, persist.c), and
- * with the same care: opened without blocking, refused unless a regular
+ * everything before it.  Unlike the dump, it is restored after an
+ * immediate stop or a crash too: it is replaced whole by a rename, and
+ * holds only closed windows, so such a stop loses the open window only.
+ * It is read with the dump's care: opened without blocking, refused unless a regular
  * file no larger than history_memory allows, read whole, and checked whole
  * (the CRC, every count against the bytes that remain, every window's
  * times) before anything is restored.  A failure costs the saved windows,
@@ -35,6 +37,7 @@
 #include "storage/fd.h"
 
 #include "alloc.h"
+#include "guc.h"
 #include "history.h"
 
 #define NG_HISTORY_FILE		"pg_stat/pg_stat_statements_ng_history.stat"
@@ -95,18 +98,21 @@ hfile_write_windows(FILE *f, pg_crc32c *crc)
 
 /*
  * ng_history_save
- *		Keeper, at a clean shutdown: write the windows to the file, through
- *		a temporary file that is fsynced and renamed.  Logs and leaves no
- *		file on failure.
+ *		Keeper, each time a window closes (and so at a clean shutdown):
+ *		write the windows to the file, through a temporary file that is
+ *		fsynced and renamed.  Logs and leaves no file on failure.
  */
 void
 ng_history_save(void)
 {
 	NgHistoryFileHeader hdr;
 	pg_crc32c	crc;
-	FILE	   *f = AllocateFile(NG_HISTORY_TMP_FILE, PG_BINARY_W);
+	FILE	   *f;
 	bool		ok;
 
+	if (!ng_save)
+		return;
+	f = AllocateFile(NG_HISTORY_TMP_FILE, PG_BINARY_W);
 	if (f == NULL)
 	{
 		ereport(LOG,
@@ -289,18 +295,19 @@ hfile_restore(const char *buf)
 
 /*
  * ng_history_load
- *		Keeper, at start: if restore (the previous shutdown was clean),
- *		restore the saved windows, whole or not at all; remove the file in
- *		any case.
+ *		Keeper, the first to start since shared memory was made: restore the
+ *		saved windows, whole or not at all, and remove the file (it is
+ *		written again when the next window closes).  Without save, only
+ *		remove it.
  */
 void
-ng_history_load(bool restore)
+ng_history_load(void)
 {
 	char	   *buf;
 	size_t		len = 0;
 	const char *why;
 
-	if (!restore)
+	if (!ng_save)
 	{
 		unlink(NG_HISTORY_FILE);
 		return;

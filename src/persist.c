@@ -160,7 +160,6 @@ void
 pg_stat_statements_ng_keeper_main(Datum arg)
 {
 	struct sigaction act;
-	bool		restore;
 
 	memset(&act, 0, sizeof(act));
 	act.sa_sigaction = keeper_sigterm;
@@ -173,7 +172,6 @@ pg_stat_statements_ng_keeper_main(Datum arg)
 	if (!ng_store_attach())
 		proc_exit(0);
 
-	restore = ng_shared->restore_pending;
 	if (ng_shared->restore_pending)
 	{
 		int64		n;
@@ -192,7 +190,7 @@ pg_stat_statements_ng_keeper_main(Datum arg)
 	}
 	else
 		unlink(NG_DUMP_FILE);	/* a file left by a keeper that was killed */
-	ng_history_keeper_start(restore);
+	ng_history_keeper_start();
 
 	while (!keeper_shutdown)
 	{

@@ -396,71 +396,31 @@ read_unbound(NgReader *r, TimestampTz now)
 }
 
 /*
- * read_partition_locked
- *		One pass over partition p, whose lock the caller holds.
- */
-static NgReadResult
-read_partition_locked(int p, NgReader *r, bool skip_busy, int *skipped)
-{
-	NgSharedPartition *part = &ng_shared->partitions[p];
-	NgReadResult res = copy_slots(p, part, r->scratch, skip_busy, skipped);
-
-	if (res == NG_READ_DONE)
-	{
-		chain_slots(r->scratch);
-		if (!read_entries(part, r) || !read_unbound(r, GetCurrentTimestamp()))
-			res = NG_READ_ROWS_FULL;
-	}
-	return res;
-}
-
-/*
  * read_partition_once
  *		One pass over partition p under its lock (shared), which it takes and
  *		releases.  NG_READ_BUSY when a slot could not be copied (unless
- *		skip_busy: then such slots are left out and counted in *skipped).
+ *		skip_busy: then such slots are left out and counted in *skipped),
+ *		or when r->locked asks for another pass.
  */
 static NgReadResult
 read_partition_once(int p, NgReader *r, bool skip_busy, int *skipped)
 {
 	NgSharedPartition *part = &ng_shared->partitions[p];
+	TimestampTz now = GetCurrentTimestamp();
 	NgReadResult res;
 
 	LWLockAcquire(part->lock, LW_SHARED);
-	res = read_partition_locked(p, r, skip_busy, skipped);
+	res = copy_slots(p, part, r->scratch, skip_busy, skipped);
+	if (res == NG_READ_DONE)
+	{
+		chain_slots(r->scratch);
+		if (!read_entries(part, r) || !read_unbound(r, now))
+			res = NG_READ_ROWS_FULL;
+	}
 	if (res == NG_READ_DONE && r->locked != NULL && !r->locked(r, p))
 		res = NG_READ_BUSY;
 	LWLockRelease(part->lock);
 	return res;
-}
-
-/*
- * ng_read_partition_held
- *		As ng_read_partition_with, for a caller that holds partition p's lock
- *		(in any mode) and keeps it: nothing can be waited for, so a slot in
- *		the middle of a write is left out (counted in the return value), and
- *		the scratch and the caller's room grow under the lock.  r->locked is
- *		not called.
- */
-int
-ng_read_partition_held(int p, NgReader *r)
-{
-	NgReadResult res;
-	int			skipped = 0;
-
-	Assert(LWLockHeldByMe(ng_shared->partitions[p].lock));
-	if (r->scratch == NULL)
-		scratch_alloc(r, NG_READ_FIRST_SLOTS);
-	while ((res = read_partition_locked(p, r, true, &skipped)) != NG_READ_DONE)
-	{
-		r->forget(r);
-		skipped = 0;
-		if (res == NG_READ_SLOTS_FULL)
-			scratch_alloc(r, r->scratch->maxslots * 2);
-		else
-			r->grow(r);
-	}
-	return skipped;
 }
 
 /*

@@ -6,8 +6,7 @@
  *
  * Locks: caller holds no lock of ours; ng_read_partition and
  * ng_read_partition_with take the partition's lock shared and release it
- * before they return; ng_read_partition_held reads under a partition lock
- * its caller holds.
+ * before they return.
  *
  *-------------------------------------------------------------------------
  */
@@ -93,7 +92,6 @@ struct NgReader
 };
 
 extern void ng_read_partition_with(int p, NgReader *r);
-extern int	ng_read_partition_held(int p, NgReader *r);
 extern void ng_read_reader_free(NgReader *r);
 
 #pragma GCC visibility pop

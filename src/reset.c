@@ -12,7 +12,9 @@
  * order, so that no reader or backend sees a half-reset table; a partial
  * reset takes them one at a time.  Entries with bound slots are unlinked
  * and marked dead (their memory goes with the last pin); counts in unbound
- * slots are voided through the partition generation.
+ * slots are voided through the partition generation.  What a reset removes
+ * and voids is handed, under the same locks, to the history's open window
+ * (history_capture.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -86,7 +88,7 @@ reset_voids_unbound(int p, Oid userid, Oid dbid, uint64 queryid)
  */
 static void
 reset_partition(NgSharedPartition *part, Oid userid, Oid dbid, uint64 queryid,
-				bool minmax_only, TimestampTz now)
+				bool minmax_only, TimestampTz now, void *cap)
 {
 	dsa_pointer *buckets;
 	bool		full = (userid == InvalidOid && dbid == InvalidOid &&
@@ -130,6 +132,9 @@ reset_partition(NgSharedPartition *part, Oid userid, Oid dbid, uint64 queryid,
 				}
 				else
 				{
+					/* the history's open window keeps its counts */
+					ng_history_capture_entry(cap, part - ng_shared->partitions,
+											 entry, cur);
 					ng_entry_drop(part, entry, cur);
 					dropped = true;
 				}
@@ -164,8 +169,7 @@ ng_store_reset(Oid userid, Oid dbid, uint64 queryid, bool minmax_only)
 						queryid == 0 && !minmax_only);
 
 	/* what the reset removes stays in the history's open window */
-	void	   *cap = minmax_only ? NULL :
-		ng_history_capture_begin(userid, dbid, queryid);
+	void	   *cap = minmax_only ? NULL : ng_history_capture_begin();
 
 	if (full)
 	{
@@ -173,9 +177,11 @@ ng_store_reset(Oid userid, Oid dbid, uint64 queryid, bool minmax_only)
 			LWLockAcquire(ng_shared->partitions[i].lock, LW_EXCLUSIVE);
 		for (int i = 0; i < NG_NUM_PARTITIONS; i++)
 		{
-			ng_history_capture_partition(cap, i);
+			uint32		generation = ng_shared->partitions[i].generation;
+
 			reset_partition(&ng_shared->partitions[i], userid, dbid, queryid,
-							false, now);
+							false, now, cap);
+			ng_history_capture_slots(cap, i, generation);
 		}
 		SpinLockAcquire(&ng_shared->mutex);
 		memset(&ng_shared->stats, 0, sizeof(NgSharedStats));
@@ -194,10 +200,12 @@ ng_store_reset(Oid userid, Oid dbid, uint64 queryid, bool minmax_only)
 		for (int i = 0; i < NG_NUM_PARTITIONS; i++)
 		{
 			NgSharedPartition *part = &ng_shared->partitions[i];
+			uint32		generation;
 
 			LWLockAcquire(part->lock, LW_EXCLUSIVE);
-			ng_history_capture_partition(cap, i);
-			reset_partition(part, userid, dbid, queryid, minmax_only, now);
+			generation = part->generation;
+			reset_partition(part, userid, dbid, queryid, minmax_only, now, cap);
+			ng_history_capture_slots(cap, i, generation);
 			LWLockRelease(part->lock);
 		}
 	}
