@@ -123,7 +123,7 @@ ng_history_totals_add_counters(NgHistoryTotals *t, const NgCounters *c,
 {
 #define ADD_I(name, src) t->c.name += sign * (int64) c->src;
 #define ADD_D(name, src) t->c.name += sign * c->src;
-	NG_HISTORY_COUNTERS(ADD_I, ADD_D)
+	NG_HISTORY_COUNTERS(ADD_I, ADD_D);
 #undef ADD_I
 #undef ADD_D
 }
@@ -153,7 +153,7 @@ ng_history_totals_add(NgHistoryTotals *dst, const NgHistoryTotals *src,
 {
 #define ADD_I(name, src_) dst->c.name += sign * src->c.name;
 #define ADD_D(name, src_) dst->c.name += sign * src->c.name;
-	NG_HISTORY_COUNTERS(ADD_I, ADD_D)
+	NG_HISTORY_COUNTERS(ADD_I, ADD_D);
 #undef ADD_I
 #undef ADD_D
 	for (int b = 0; b < NG_HIST_BUCKETS; b++)
@@ -165,7 +165,7 @@ void
 ng_history_counts_add(NgHistoryCounts *dst, const NgHistoryCounts *src)
 {
 #define ADD_I(name, src_) dst->name += src->name;
-	NG_HISTORY_COUNTERS(ADD_I, ADD_I)
+	NG_HISTORY_COUNTERS(ADD_I, ADD_I);
 #undef ADD_I
 }
 
@@ -174,7 +174,7 @@ bool
 ng_history_totals_any(const NgHistoryTotals *t)
 {
 #define NONZERO(name, src) if (t->c.name != 0) return true;
-	NG_HISTORY_COUNTERS(NONZERO, NONZERO)
+	NG_HISTORY_COUNTERS(NONZERO, NONZERO);
 #undef NONZERO
 	for (int b = 0; b < NG_HIST_BUCKETS; b++)
 		if (t->hist[b] != 0)

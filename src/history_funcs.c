@@ -84,7 +84,7 @@ history_row_values(const NgHistoryWindow *w, const NgHistoryRow *row,
 	nulls[i++] = row->others;
 #define COL_I(name, src) values[i++] = Int64GetDatum(row->c.name);
 #define COL_D(name, src) values[i++] = Float8GetDatum(row->c.name);
-	NG_HISTORY_COUNTERS(COL_I, COL_D)
+	NG_HISTORY_COUNTERS(COL_I, COL_D);
 #undef COL_I
 #undef COL_D
 	for (int p = 0; p < NG_HISTORY_NPCT; p++)

@@ -81,10 +81,10 @@ struct NgReader
 	void		(*grow) (NgReader *r);
 
 	/*
-	 * Optional: called under the partition lock once a pass handed over
-	 * every row; returning false makes it a pass that could not finish (the
-	 * rows are forgotten, the lock released, and after 1 ms the partition
-	 * is read again).
+	 * Optional: called under the partition lock once a pass handed over every
+	 * row; returning false makes it a pass that could not finish (the rows
+	 * are forgotten, the lock released, and after 1 ms the partition is read
+	 * again).
 	 */
 	bool		(*locked) (NgReader *r, int p);
 	void	   *arg;

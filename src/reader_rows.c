@@ -118,4 +118,3 @@ ng_read_partition(int p, HTAB *rows, bool showtext)
 	ng_read_partition_with(p, &r);
 	ng_read_reader_free(&r);
 }
-

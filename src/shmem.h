@@ -91,8 +91,8 @@ typedef struct NgSharedPartition
 	 * evicted entries chained by next, and reset statements' totals
 	 * (NgHistoryDeparted).  Linked under the lock, exclusive; taken by the
 	 * keeper under the lock in any mode (no one else takes them).
-	 * history_pending: resets that took totals out of this partition and
-	 * have not linked them yet (lock, exclusive).
+	 * history_pending: resets that took totals out of this partition and have
+	 * not linked them yet (lock, exclusive).
 	 */
 	dsa_pointer history_evicted;
 	dsa_pointer history_departed;
