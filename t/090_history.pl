@@ -31,7 +31,7 @@ my $xacts = 20;
 my $nstmts = 150;
 
 my $node = PostgreSQL::Test::Cluster->new('history');
-$node->init;
+$node->init(allows_streaming => 1);
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'pg_stat_statements_ng'
 max_connections = 40
@@ -212,6 +212,57 @@ $node->stop('immediate');
 $node->start;
 is(sql('SELECT count(*) FROM pg_stat_statements_ng_history'), $before_stop,
 	'an immediate stop keeps the closed windows and loses the open one');
+
+# lowering history_memory drops the oldest windows, counted
+my ($nwin, $newest) = split /\|/, sql(q{SELECT history_windows || '|' || (SELECT max(window_end)
+  FROM pg_stat_statements_ng_history()) FROM pg_stat_statements_ng_info});
+sql(q{ALTER SYSTEM SET pg_stat_statements_ng.history_memory = '20kB'});
+sql('SELECT pg_reload_conf()');
+ok( $node->poll_query_until('postgres',
+		q{SELECT history_memory_used <= 20480 FROM pg_stat_statements_ng_info}),
+	'a lowered history_memory is reached');
+is( sql(qq{SELECT format('%s %s', history_windows + history_windows_dropped = $nwin,
+  (SELECT max(window_end) FROM pg_stat_statements_ng_history()) = '$newest')
+  FROM pg_stat_statements_ng_info}),
+	't t', 'the oldest windows were dropped and counted, the newest kept');
+sql('ALTER SYSTEM RESET pg_stat_statements_ng.history_memory');
+sql('SELECT pg_reload_conf()');
+
+# a damaged file is refused as a whole
+my $kept = sql('SELECT count(*) FROM pg_stat_statements_ng_history()');
+ok($kept > 0, 'windows are kept');
+$node->stop;
+my $file = $node->data_dir . '/pg_stat/pg_stat_statements_ng_history.stat';
+open(my $hf, '+<', $file) or die "$file: $!";
+binmode $hf;
+seek($hf, 100, 0);
+print $hf 'damage';
+close($hf);
+my $log_at = -s $node->logfile;
+$node->start;
+is(sql('SELECT count(*) FROM pg_stat_statements_ng_history()'), '0',
+	'a damaged history file restores nothing');
+like(slurp_file($node->logfile, $log_at),
+	qr/ignored the saved history in "pg_stat\/pg_stat_statements_ng_history.stat": its checksum does not match/,
+	'and the log says why');
+
+# on a standby
+take_window();
+$node->backup('b');
+my $standby = PostgreSQL::Test::Cluster->new('history_standby');
+$standby->init_from_backup($node, 'b', has_streaming => 1);
+$standby->start;
+{
+	local $ENV{PGOPTIONS} = '';
+	$standby->safe_psql('postgres', 'SELECT 42', extra_params => ['-U', 'tail']);
+}
+$standby->safe_psql('postgres', 'SELECT pg_stat_statements_ng_take_window()');
+is( $standby->safe_psql('postgres', q{
+SELECT format('%s %s', sum(calls), pg_is_in_recovery())
+  FROM pg_stat_statements_ng_history WHERE userid = 'tail'::regrole
+   AND window_end = (SELECT max(window_end) FROM pg_stat_statements_ng_history)}),
+	'1 t', 'a standby keeps windows');
+$standby->stop;
 
 sql('SELECT pg_stat_statements_ng_history_reset()');
 is(sql('SELECT count(*) FROM pg_stat_statements_ng_history'), '0',
