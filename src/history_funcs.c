@@ -130,7 +130,8 @@ pg_stat_statements_ng_history_1_2(PG_FUNCTION_ARGS)
 
 /*
  * pg_stat_statements_ng_take_window()
- *		Ask the keeper to close the open window now, and wait until it has.
+ *		Ask the keeper to close the open window now, and wait until it has
+ *		(a minute at most: a keeper starting or restarting is waited for).
  *		Superuser only (also revoked from PUBLIC in SQL).
  */
 Datum
@@ -146,16 +147,14 @@ pg_stat_statements_ng_take_window_1_2(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied to take a history window"),
 				 errhint("Only superusers can close the history's window.")));
-	procno = pg_atomic_read_u32(&ng_history->keeper_procno);
-	if (procno == UINT32_MAX)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the pg_stat_statements_ng keeper is not running")));
 	want = pg_atomic_add_fetch_u64(&ng_history->requested, 1);
-	SetLatch(&GetPGProcByNumber(procno)->procLatch);
 	ConditionVariablePrepareToSleep(&ng_history->cv);
 	while (pg_atomic_read_u64(&ng_history->closed) < want)
 	{
+		/* wake the keeper; none (starting, restarting): wait for one */
+		procno = pg_atomic_read_u32(&ng_history->keeper_procno);
+		if (procno != UINT32_MAX)
+			SetLatch(&GetPGProcByNumber(procno)->procLatch);
 		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(),
 									   NG_TAKE_WINDOW_WAIT_MS))
 		{
@@ -163,9 +162,10 @@ pg_stat_statements_ng_take_window_1_2(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("the pg_stat_statements_ng keeper did not close the window within %d s",
-							NG_TAKE_WINDOW_WAIT_MS / 1000)));
+							NG_TAKE_WINDOW_WAIT_MS / 1000),
+					 errhint("The keeper is a background worker started with the server: see the server log.")));
 		}
-		(void) ConditionVariableTimedSleep(&ng_history->cv, 1000,
+		(void) ConditionVariableTimedSleep(&ng_history->cv, 100,
 										   PG_WAIT_EXTENSION);
 	}
 	ConditionVariableCancelSleep();

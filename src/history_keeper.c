@@ -36,6 +36,7 @@
 
 #include <unistd.h>
 
+#include "storage/ipc.h"
 #include "storage/proc.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
@@ -450,6 +451,19 @@ keeper_due(void)
 }
 
 /*
+ * keeper_exit
+ *		The keeper's exit: stop keeping what departs (what the lists hold
+ *		then is freed by the next keeper when it opens its window), and let
+ *		take_window wait for the next keeper.
+ */
+static void
+keeper_exit(int code, Datum arg)
+{
+	pg_atomic_write_u32(&ng_history->capturing, 0);
+	pg_atomic_write_u32(&ng_history->keeper_procno, UINT32_MAX);
+}
+
+/*
  * ng_history_keeper_start
  *		Keeper, at start, once any saved statistics are restored: restore the
  *		saved windows (the first keeper since shared memory was made), start
@@ -475,7 +489,7 @@ ng_history_keeper_start(void)
 	if (!ng_history->loaded)
 		ng_history_load();
 	ng_history->loaded = true;
-	pg_atomic_write_u32(&ng_history->keeper_procno, NG_MY_PROC_NUMBER());
+	before_shmem_exit(keeper_exit, 0);
 	pg_atomic_write_u32(&ng_history->capturing, 1);
 	keeper_read_all(true, &unused);
 	LWLockAcquire(ng_history->lock, LW_EXCLUSIVE);
@@ -483,6 +497,7 @@ ng_history_keeper_start(void)
 	LWLockRelease(ng_history->lock);
 	/* requests made before this keeper ran are served by the first tick */
 	keeper_started = true;
+	pg_atomic_write_u32(&ng_history->keeper_procno, NG_MY_PROC_NUMBER());
 }
 
 /*
