@@ -55,6 +55,7 @@ typedef struct CaptureRow
 	int			p;
 	NgKey		key;
 	dsa_pointer entry;			/* the removed entry; invalid: unbound slots */
+	dsa_pointer handed;			/* its NgHistoryDeparted (capture_end) */
 	NgHistoryTotals t;
 } CaptureRow;
 
@@ -232,32 +233,32 @@ ng_history_capture_slots(void *arg, int p, uint32 old_generation)
  * ng_history_capture_end
  *		After the reset released its locks: hand the rows over (allocated in
  *		the DSA area; a row that finds no memory is counted in the history's
- *		counts_lost) and clear the partitions' marks.  Takes each marked
+ *		counts_lost) and clear the partitions' marks.  Raises no error, so
+ *		that a mark is cleared once made, but for an error in the reset
+ *		itself (the keeper then stops waiting for that mark).  Takes each marked
  *		partition's lock exclusively, one at a time, then the history lock.
  */
 void
 ng_history_capture_end(void *arg)
 {
 	HistoryCapture *cap = arg;
-	dsa_pointer *dps;
 
 	if (cap == NULL)
 		return;
-	dps = palloc_extended(sizeof(dsa_pointer) * (Size) Max(cap->nrows, 1),
-						  MCXT_ALLOC_HUGE);
 	for (int i = 0; i < cap->nrows; i++)
 	{
+		CaptureRow *cr = &cap->rows[i];
 		NgHistoryDeparted *d;
 
-		dps[i] = ng_dsa_allocate(sizeof(NgHistoryDeparted), 0);
-		if (!DsaPointerIsValid(dps[i]))
+		cr->handed = ng_dsa_allocate(sizeof(NgHistoryDeparted), 0);
+		if (!DsaPointerIsValid(cr->handed))
 		{
 			cap->lost++;
 			continue;
 		}
-		d = dsa_get_address(ng_area, dps[i]);
-		d->key = cap->rows[i].key;
-		d->t = cap->rows[i].t;
+		d = dsa_get_address(ng_area, cr->handed);
+		d->key = cr->key;
+		d->t = cr->t;
 	}
 	for (int p = 0; p < NG_NUM_PARTITIONS; p++)
 	{
@@ -270,11 +271,11 @@ ng_history_capture_end(void *arg)
 		{
 			NgHistoryDeparted *d;
 
-			if (cap->rows[i].p != p || !DsaPointerIsValid(dps[i]))
+			if (cap->rows[i].p != p || !DsaPointerIsValid(cap->rows[i].handed))
 				continue;
-			d = dsa_get_address(ng_area, dps[i]);
+			d = dsa_get_address(ng_area, cap->rows[i].handed);
 			d->next = part->history_departed;
-			part->history_departed = dps[i];
+			part->history_departed = cap->rows[i].handed;
 		}
 		part->history_pending--;
 		LWLockRelease(part->lock);
@@ -285,7 +286,6 @@ ng_history_capture_end(void *arg)
 		ng_history->counts_lost += cap->lost;
 		LWLockRelease(ng_history->lock);
 	}
-	pfree(dps);
 	pfree(cap->rows);
 	if (cap->cells)
 		pfree(cap->cells);

@@ -93,6 +93,9 @@ typedef struct KeeperRead
 } KeeperRead;
 
 static bool keeper_started = false;
+
+/* per partition: a history_pending the keeper waited for in vain */
+static uint32 keeper_stale_pending[NG_NUM_PARTITIONS];
 static MemoryContext keeper_cxt = NULL;
 static HTAB *keeper_keys = NULL;
 static uint64 keeper_reads = 0;
@@ -259,7 +262,9 @@ keeper_grow(NgReader *r)
  * keeper_locked
  *		Under the partition lock, the rows read: unless a reset has yet to
  *		hand over what it took from this partition (then read again, for a
- *		second at most), take what departed from it with the rows.
+ *		second at most: a mark still there after that is left by a reset
+ *		that failed, and is not waited for again), take what departed from
+ *		it with the rows.
  */
 static bool
 keeper_locked(NgReader *r, int p)
@@ -267,8 +272,15 @@ keeper_locked(NgReader *r, int p)
 	KeeperRead *kr = r->arg;
 	NgSharedPartition *part = &ng_shared->partitions[p];
 
-	if (part->history_pending > 0 && kr->waits++ < HISTORY_PENDING_WAITS)
-		return false;
+	if (part->history_pending > keeper_stale_pending[p])
+	{
+		if (kr->waits++ < HISTORY_PENDING_WAITS)
+			return false;
+		/* a reset that failed between its two sections: wait no more */
+		keeper_stale_pending[p] = part->history_pending;
+	}
+	else
+		keeper_stale_pending[p] = part->history_pending;
 	keeper_take(p, &kr->taken);
 	return true;
 }
