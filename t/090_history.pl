@@ -156,6 +156,9 @@ SELECT count(*) FROM pg_stat_statements_ng_history h
                          / 130}),
 	'0', 'phase 3: the statements kept are those with the most exec time');
 
+is(sql('SELECT history_counts_lost FROM pg_stat_statements_ng_info'), '0',
+	'nothing that left the table during a window was lost to it');
+
 # ---- 2. a window's own percentiles ----
 sub sleeps
 {
