@@ -26,6 +26,7 @@ OBJS = \
 	src/persist_read.o \
 	src/persist_write.o \
 	src/qtext.o \
+	src/qtext_scan.o \
 	src/reader.o \
 	src/reader_rows.o \
 	src/reset.o \
@@ -50,7 +51,7 @@ DATA = pg_stat_statements_ng--1.0.sql pg_stat_statements_ng--1.1.sql pg_stat_sta
 	pg_stat_statements_ng--1.2.sql pg_stat_statements_ng--1.1--1.2.sql
 PGFILEDESC = "pg_stat_statements_ng - exact, lock-free statement statistics"
 
-REGRESS = counting normalize nesting planning reset privileges info failures collect percentiles rowform
+REGRESS = counting normalize literals nesting planning reset privileges info failures collect percentiles rowform
 # the tests need the library preloaded: installcheck starts its own
 # temporary instance with it, rather than using a running server
 REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=$(srcdir)/pg_stat_statements_ng.conf --load-extension=pg_stat_statements_ng

@@ -18,13 +18,25 @@
  * location that is out of range, or that the scanner cannot match to a
  * token, makes the whole statement go without text.
  *
- * Utility statements: the jumble finds none of their constants on 15 and
- * only some on later majors, yet they carry passwords, OPTIONS values,
- * function and DO bodies, comments.  Their text is scanned as a whole, and
- * every string constant (quoted, E'', U&'', B'', X'', dollar-quoted) and
- * numeric constant the scanner finds, outside the ones the jumble replaced,
- * is replaced too, by $k numbered after the jumble's and after any $n the
- * text contains.  A text the scanner rejects goes without text.
+ * Literals the jumble does not record: it finds none of a utility
+ * statement's constants on 15 and only some on later majors (yet they carry
+ * passwords, OPTIONS values, function and DO bodies, comments), and in other
+ * statements it skips some (a CYCLE clause's marks, JSON_TABLE and XMLTABLE
+ * defaults, PASSING, XMLNAMESPACES; constants at no location, which make a
+ * statement share its queryid with one that has a literal there).  So every
+ * text is scanned as a whole, and every string constant (quoted, E'', U&'',
+ * B'', X'', dollar-quoted) and numeric constant the scanner finds outside
+ * the ones the jumble replaced is replaced too, by $k numbered after the
+ * jumble's and after any $n the text contains; outside utility statements,
+ * but for the integers SQL reads as type modifiers or ORDER BY positions
+ * (qtext_scan.c).  A text the scanner rejects goes without text.  Having
+ * constants is thus a property of the text itself: a text made without the
+ * jumble (jstate NULL) is made the same way.
+ *
+ * A text with a backslash is scanned with standard_conforming_strings both
+ * on and off, as a SET earlier in the same query string may have changed it
+ * since the raw parse: the two must agree, or one must be refuted by a
+ * scanner error (the raw parse accepted the text); otherwise no text.
  *
  * Text memory: allocations in the DSA area, counted in
  * ng_shared->text_bytes (an atomic) and capped by query_text_memory.  A
@@ -41,12 +53,14 @@
 #include "common/keywords.h"
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
+#include "parser/parser.h"
 #include "parser/scanner.h"
 #include "utils/memutils.h"
 
 #include "alloc.h"
 #include "guc.h"
 #include "qtext.h"
+#include "qtext_scan.h"
 #include "shmem.h"
 
 typedef struct QtextConst
@@ -74,7 +88,8 @@ qtext_const_cmp(const void *a, const void *b)
  *		constant cannot be matched to a token within the text.
  */
 static bool
-qtext_measure_constants(QtextConst *consts, int n, const char *stmt, int len)
+qtext_measure_constants(QtextConst *consts, int n, const char *stmt, int len,
+						bool scs)
 {
 	core_yyscan_t scanner;
 	core_yy_extra_type extra;
@@ -83,8 +98,7 @@ qtext_measure_constants(QtextConst *consts, int n, const char *stmt, int len)
 	int			tok = -1;
 	bool		ok = true;
 
-	scanner = scanner_init(stmt, &extra, &ScanKeywords, ScanKeywordTokens);
-	extra.escape_string_warning = false;
+	scanner = ng_scan_begin(stmt, &extra, scs);
 
 	for (int i = 0; i < n && ok; i++)
 	{
@@ -138,105 +152,35 @@ qtext_measure_constants(QtextConst *consts, int n, const char *stmt, int len)
 }
 
 /*
- * qtext_literal_kind
- *		What a token is, from its text as the scanner leaves it in its
- *		buffer (ended by a zero byte): 'c' for a string or numeric
- *		constant, 'p' for a parameter symbol ($n), 0 for anything else.
- *		Identifiers and keywords never start with a quote, a digit or a
- *		dollar sign; a letter followed by a quote (E'', B'', X'') or U&'
- *		can only begin a string constant.
- */
-static char
-qtext_literal_kind(const char *tok)
-{
-	char		c = tok[0];
-
-	if (c == '\'')
-		return 'c';
-	if (c != '\0' && strchr("EeBbXx", c) != NULL && tok[1] == '\'')
-		return 'c';
-	if ((c == 'U' || c == 'u') && tok[1] == '&' && tok[2] == '\'')
-		return 'c';
-	if (c == '$' && isdigit((unsigned char) tok[1]))
-		return 'p';
-	if (c == '$' && tok[1] != '\0')
-		return 'c';				/* $$...$$ or $tag$...$tag$ */
-	if (isdigit((unsigned char) c) ||
-		(c == '.' && isdigit((unsigned char) tok[1])))
-		return 'c';
-	return 0;
-}
-
-/*
  * qtext_find_literals
- *		Every string and numeric constant of a statement (a NUL-terminated
- *		copy of exactly the statement), in text order, as constants with
- *		literal set; *max_param gets the highest $n written in the text.
- *		Returns a palloc'd array of *n entries, or NULL if a token cannot be
- *		measured within the text.  A scanner error propagates (the caller
- *		catches it).
+ *		The scanner's literals of a statement (a NUL-terminated copy of
+ *		exactly the statement), as constants with literal set, in text
+ *		order (ng_scan_literals; integers that are type modifiers or
+ *		positions are kept unless utility); *max_param gets the highest $n
+ *		written in the text.  Returns a palloc'd array of *n entries, or
+ *		NULL if a token cannot be measured within the text.  A scanner error
+ *		propagates (the caller catches it).
  */
 static QtextConst *
-qtext_find_literals(const char *stmt, int len, int *n, int *max_param)
+qtext_find_literals(const char *stmt, int len, bool scs, bool utility,
+					int *n, int *max_param)
 {
-	core_yyscan_t scanner;
-	core_yy_extra_type extra;
-	core_YYSTYPE lval;
-	YYLTYPE		lloc = -1;
-	int			cap = 8;
-	QtextConst *lits = palloc(sizeof(QtextConst) * cap);
-	bool		ok = true;
+	NgLiteral  *found = ng_scan_literals(stmt, len, scs, !utility, n,
+										 max_param);
+	QtextConst *lits;
 
-	*n = 0;
-	*max_param = 0;
-	scanner = scanner_init(stmt, &extra, &ScanKeywords, ScanKeywordTokens);
-	extra.escape_string_warning = false;
-	while (core_yylex(&lval, &lloc, scanner) != 0)
-	{
-		const char *tok;
-		char		kind;
-
-		if (lloc < 0 || lloc >= len)
-		{
-			ok = false;
-			break;
-		}
-		/* as in qtext_measure_constants: the token ends with a zero byte */
-		tok = extra.scanbuf + lloc;
-		kind = qtext_literal_kind(tok);
-		if (kind == 'p')
-		{
-			long		p = strtol(tok + 1, NULL, 10);
-
-			if (p > *max_param && p <= PG_INT32_MAX / 2)
-				*max_param = (int) p;
-			continue;
-		}
-		if (kind != 'c')
-			continue;
-		if (*n == cap)
-		{
-			cap *= 2;
-			lits = repalloc(lits, sizeof(QtextConst) * cap);
-		}
-		lits[*n].location = lloc;
-		lits[*n].length = strlen(tok);
-		lits[*n].squashed = false;
-		lits[*n].extern_param = false;
-		lits[*n].literal = true;
-		if (lits[*n].length <= 0 || lits[*n].length > len - lloc)
-		{
-			ok = false;
-			break;
-		}
-		(*n)++;
-	}
-	scanner_finish(scanner);
-	if (!ok)
-	{
-		pfree(lits);
+	if (found == NULL)
 		return NULL;
+	lits = palloc(sizeof(QtextConst) * (*n + 1));
+	for (int i = 0; i < *n; i++)
+	{
+		lits[i].location = found[i].location;
+		lits[i].length = found[i].length;
+		lits[i].squashed = false;
+		lits[i].extern_param = false;
+		lits[i].literal = true;
 	}
+	pfree(found);
 	return lits;
 }
 
@@ -276,7 +220,7 @@ qtext_jumble_constants(const JumbleState *jstate, int n, int stmt_loc,
 
 /*
  * qtext_add_literals
- *		A utility statement: the jumble's n constants (sorted) plus the
+ *		The jumble's n constants (sorted) plus the
  *		scanner's nlits literals that do not lie within a constant of the
  *		jumble's (the number of a negative constant, a constant the jumble
  *		found too), sorted.  Returns a palloc'd array; its length in *nall.
@@ -361,14 +305,16 @@ qtext_substitute(const QtextConst *all, int nall, const char *stmt, int len,
  *		Replace the constants of a statement by parameter symbols.  stmt is
  *		a NUL-terminated copy of the statement, which starts at offset
  *		stmt_loc of the source string the jumble's locations refer to.
- *		jstate may be NULL (no constants found by the jumble).  For a
- *		utility statement, the literals the scanner finds outside the
- *		jumble's constants are replaced too, numbered after them.
+ *		jstate may be NULL (no constants found by the jumble).  The
+ *		literals the scanner (with standard_conforming_strings = scs) finds
+ *		outside the jumble's constants are replaced too, numbered after
+ *		them; integers that are type modifiers or positions only in a
+ *		utility statement.
  *		Returns a palloc'd text, or NULL if any location does not check out.
  */
 static char *
 qtext_normalize(const JumbleState *jstate, const char *stmt, int stmt_loc,
-				int len, bool utility, int *out_len)
+				int len, bool utility, bool scs, int *out_len)
 {
 	int			n = jstate ? jstate->clocations_count : 0;
 	int			nlits = 0;
@@ -387,28 +333,20 @@ qtext_normalize(const JumbleState *jstate, const char *stmt, int stmt_loc,
 		return NULL;
 	qsort(consts, n, sizeof(QtextConst), qtext_const_cmp);
 
-	if (!qtext_measure_constants(consts, n, stmt, len))
+	if (!qtext_measure_constants(consts, n, stmt, len, scs))
 	{
 		pfree(consts);
 		return NULL;
 	}
 
-	/*
-	 * A utility statement: add the scanner's literals that do not lie within
-	 * a constant of the jumble's.
-	 */
-	all = consts;
-	nall = n;
-	if (utility)
+	/* add the scanner's literals that do not lie within a jumble constant */
+	lits = qtext_find_literals(stmt, len, scs, utility, &nlits, &max_param);
+	if (lits == NULL)
 	{
-		lits = qtext_find_literals(stmt, len, &nlits, &max_param);
-		if (lits == NULL)
-		{
-			pfree(consts);
-			return NULL;
-		}
-		all = qtext_add_literals(consts, n, lits, nlits, &nall);
+		pfree(consts);
+		return NULL;
 	}
+	all = qtext_add_literals(consts, n, lits, nlits, &nall);
 
 	/* the jumble's constants are numbered first, then the scanner's */
 	first_lit = highest_extern;
@@ -419,19 +357,100 @@ qtext_normalize(const JumbleState *jstate, const char *stmt, int stmt_loc,
 
 	result = qtext_substitute(all, nall, stmt, len, highest_extern, first_lit,
 							  has_squashed, out_len);
-	if (all != consts)
-		pfree(all);
-	if (lits)
-		pfree(lits);
+	pfree(all);
+	pfree(lits);
 	pfree(consts);
 	return result;
 }
 
 /*
+ * qtext_try_normalize
+ *		qtext_normalize, catching any error (then NULL).  *refuted is set
+ *		if the error shows that the text cannot have been scanned so: a
+ *		syntax error or an invalid escape, not a lack of resources.
+ */
+static char *
+qtext_try_normalize(const NgTextSource *src, const char *copy, int loc,
+					int stmt_len, bool scs, int *len, bool *refuted)
+{
+	char	   *result = NULL;
+	MemoryContext cxt = CurrentMemoryContext;
+	uint32		holdoff = InterruptHoldoffCount;
+	uint32		cancel_holdoff = QueryCancelHoldoffCount;
+
+	*refuted = false;
+	PG_TRY();
+	{
+		result = qtext_normalize(src->jstate, copy, loc, stmt_len,
+								 src->utility, scs, len);
+	}
+	PG_CATCH();
+	{
+		int			category = ERRCODE_TO_CATEGORY(geterrcode());
+
+		/*
+		 * A scanner error: go without text rather than fail the query.  The
+		 * ERROR zeroed the interrupt holdoff counts; a caller that holds
+		 * interrupts gets its counts back.
+		 */
+		*refuted = (category == ERRCODE_SYNTAX_ERROR_OR_ACCESS_RULE_VIOLATION ||
+					category == ERRCODE_DATA_EXCEPTION);
+		MemoryContextSwitchTo(cxt);
+		FlushErrorState();
+		InterruptHoldoffCount = holdoff;
+		QueryCancelHoldoffCount = cancel_holdoff;
+		result = NULL;
+	}
+	PG_END_TRY();
+	return result;
+}
+
+/*
+ * qtext_normalize_either
+ *		A text with a backslash, whose scan depends on
+ *		standard_conforming_strings as the raw parse had it (possibly not
+ *		as it is now): normalized with it on and off.  The two texts must
+ *		agree, or one setting must be refuted by an error; else NULL.
+ */
+static char *
+qtext_normalize_either(const NgTextSource *src, const char *copy, int loc,
+					   int stmt_len, int *len)
+{
+	int			len_on = 0;
+	int			len_off = 0;
+	bool		refuted_on;
+	bool		refuted_off;
+	char	   *on = qtext_try_normalize(src, copy, loc, stmt_len, true,
+										 &len_on, &refuted_on);
+	char	   *off = qtext_try_normalize(src, copy, loc, stmt_len, false,
+										  &len_off, &refuted_off);
+
+	if (on != NULL && (refuted_off ||
+					   (off != NULL && len_on == len_off &&
+						memcmp(on, off, len_on) == 0)))
+	{
+		*len = len_on;
+		if (off)
+			pfree(off);
+		return on;
+	}
+	if (off != NULL && refuted_on)
+	{
+		*len = len_off;
+		return off;
+	}
+	if (on)
+		pfree(on);
+	if (off)
+		pfree(off);
+	return NULL;
+}
+
+/*
  * ng_qtext_prepare
  *		The text to store for a statement: the statement cut out of its
- *		source string, with constants replaced if the jumble found any, and
- *		for a utility statement every literal the scanner finds.
+ *		source string, with the constants the jumble found and every
+ *		literal the scanner finds replaced (see the head of the file).
  *		Returns a palloc'd, NUL-terminated text and its length, or NULL
  *		when no safe text can be made.  Never raises an error of its own;
  *		errors from the scanner are caught and mean "no text".
@@ -443,10 +462,8 @@ ng_qtext_prepare(const NgTextSource *src, int *len)
 	int			stmt_len = src->len;
 	const char *stmt;
 	char	   *copy;
-	char	   *result = NULL;
-	MemoryContext cxt = CurrentMemoryContext;
-	uint32		holdoff = InterruptHoldoffCount;
-	uint32		cancel_holdoff = QueryCancelHoldoffCount;
+	char	   *result;
+	bool		refuted;
 
 	if (src->query == NULL)
 		return NULL;
@@ -456,32 +473,13 @@ ng_qtext_prepare(const NgTextSource *src, int *len)
 	copy = pnstrdup(stmt, stmt_len);
 	stmt_len = strlen(copy);	/* an embedded NUL would end the text */
 
-	if (!src->utility &&
-		(src->jstate == NULL || src->jstate->clocations_count == 0))
-	{
-		*len = stmt_len;
-		return copy;
-	}
-
-	PG_TRY();
-	{
-		result = qtext_normalize(src->jstate, copy, loc, stmt_len,
-								 src->utility, len);
-	}
-	PG_CATCH();
-	{
-		/*
-		 * A scanner error: go without text rather than fail the query.  The
-		 * ERROR zeroed the interrupt holdoff counts; a caller that holds
-		 * interrupts gets its counts back.
-		 */
-		MemoryContextSwitchTo(cxt);
-		FlushErrorState();
-		InterruptHoldoffCount = holdoff;
-		QueryCancelHoldoffCount = cancel_holdoff;
-		result = NULL;
-	}
-	PG_END_TRY();
+	/* without a backslash, standard_conforming_strings changes no token */
+	if (strchr(copy, '\\') == NULL)
+		result = qtext_try_normalize(src, copy, loc, stmt_len,
+									 standard_conforming_strings, len,
+									 &refuted);
+	else
+		result = qtext_normalize_either(src, copy, loc, stmt_len, len);
 	pfree(copy);
 	return result;
 }

@@ -494,8 +494,8 @@ slots_note_parse_text(NgLocalEntry *le, NgSharedPartition *part,
 	if (src->jstate == NULL || src->jstate->clocations_count == 0)
 	{
 		/*
-		 * No constants: the raw text is stored when it first runs.  Keep it
-		 * at hand too, for a failure recorded after the source text is gone.
+		 * No constants: the text is made when it first runs.  Keep it at hand
+		 * too, for a failure recorded after the source text is gone.
 		 */
 		le->constants = NG_CONSTANTS_NONE;
 		qtext = ng_qtext_prepare(src, &text_len);

@@ -94,7 +94,7 @@
 typedef enum NgConstants
 {
 	NG_CONSTANTS_UNKNOWN = 0,
-	NG_CONSTANTS_NONE,			/* raw text is safe to store */
+	NG_CONSTANTS_NONE,			/* text made from the source at execution */
 	NG_CONSTANTS_SOME			/* only a normalized text may be stored */
 } NgConstants;
 

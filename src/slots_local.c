@@ -42,8 +42,13 @@ NG_HOT uint16 *ngs_cell_index = NULL;
  * serves an execution that must create an entry when the parse could not
  * (the entry was removed in between, or the statement runs under another
  * user than it was parsed as, after SET ROLE), so that such an entry still
- * gets a text that is safe to store.  Whether a statement has constants is
- * a property of its queryid, so the key here is the queryid alone.
+ * gets a text that is safe to store.  The key is the queryid alone: any
+ * statement of that queryid may give the entry its text.  Whether the last
+ * parse had constants only chooses between that parse's text and one made
+ * from the source text at hand; having constants is a property of a text,
+ * not of a queryid (a CASE without ELSE shares its queryid with one whose
+ * ELSE is a literal), so a text made from the source is normalized like
+ * any other (ng_qtext_prepare replaces every literal the scanner finds).
  */
 #define NG_RECENT_PARSES	16
 
@@ -51,8 +56,8 @@ typedef struct NgRecentParse
 {
 	uint64		queryid;		/* 0: unused */
 	bool		has_constants;
-	char	   *normalized;		/* in recent_cxt, or NULL; the raw text when
-								 * the statement has no constants */
+	char	   *normalized;		/* in recent_cxt, or NULL; made without the
+								 * jumble when it had no constants */
 	int			len;
 } NgRecentParse;
 
@@ -105,10 +110,12 @@ ng_recent_note(uint64 queryid, bool has_constants, const char *normalized, int l
 
 /*
  * ng_slot_text
- *		The text this backend may store for a new entry of le's key: the raw
- *		statement when its parse showed no constants; the normalized text
- *		made at its parse, if still at hand; else none (the next parse
- *		supplies it).  Never a text with literals.
+ *		The text this backend may store for a new entry of le's key: when
+ *		its last parse showed no constants, the statement made from the
+ *		source text (without the jumble: every literal the scanner finds
+ *		replaced); else the normalized text made at its parse, if still at
+ *		hand; else none (the next parse supplies it).  Never a text with
+ *		literals.
  */
 char *
 ng_slot_text(const NgLocalEntry *le, const NgTextSource *src, int *len)
