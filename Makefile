@@ -21,6 +21,7 @@ OBJS = \
 	src/history_keeper.o \
 	src/history_persist.o \
 	src/hooks.o \
+	src/keeper_start.o \
 	src/measure.o \
 	src/persist.o \
 	src/persist_read.o \
@@ -44,11 +45,15 @@ OBJS = \
 	src/store.o \
 	src/textconv.o \
 	src/timers.o \
-	src/utility.o
+	src/utility.o \
+	src/waits.o \
+	src/waits_file.o \
+	src/waits_sampler.o \
+	src/waits_sql.o
 
 EXTENSION = pg_stat_statements_ng
-DATA = pg_stat_statements_ng--1.0.sql pg_stat_statements_ng--1.1.sql pg_stat_statements_ng--1.0--1.1.sql \
-	pg_stat_statements_ng--1.2.sql pg_stat_statements_ng--1.1--1.2.sql
+DATA = pg_stat_statements_ng--1.0.sql pg_stat_statements_ng--1.1.sql pg_stat_statements_ng--1.2.sql \
+	pg_stat_statements_ng--1.0--1.1.sql pg_stat_statements_ng--1.1--1.2.sql
 PGFILEDESC = "pg_stat_statements_ng - exact, lock-free statement statistics"
 
 REGRESS = counting normalize literals nesting planning reset privileges info failures collect percentiles rowform

@@ -190,7 +190,11 @@ CREATE FUNCTION pg_stat_statements_ng_info(
     OUT folds bigint,
     OUT entries_memory bigint,
     OUT slots_memory bigint,
-    OUT dsa_failures bigint
+    OUT dsa_failures bigint,
+    -- 1.2: the keeper
+    OUT keeper_start_failures bigint,
+    -- 1.2: the wait profile
+    OUT wait_samples_evicted bigint
 )
 RETURNS record
 AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_info_1_0'
@@ -200,6 +204,28 @@ CREATE VIEW pg_stat_statements_ng_info AS
   SELECT * FROM pg_stat_statements_ng_info();
 
 GRANT SELECT ON pg_stat_statements_ng_info TO PUBLIC;
+
+-- ---- wait profile: wait events per statement, sampled (begin) ----
+
+CREATE FUNCTION pg_stat_statements_ng_waits(
+    OUT userid oid,
+    OUT dbid oid,
+    OUT queryid bigint,
+    OUT wait_event_type text,
+    OUT wait_event text,
+    OUT samples bigint,
+    OUT est_time_ms float8
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_waits_1_2'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW pg_stat_statements_ng_waits AS
+  SELECT * FROM pg_stat_statements_ng_waits();
+
+GRANT SELECT ON pg_stat_statements_ng_waits TO PUBLIC;
+
+-- ---- wait profile (end) ----
 
 -- ---- the history: time windows of per-statement deltas ----
 

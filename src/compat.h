@@ -291,4 +291,18 @@ ng_guc_malloc_compat(size_t size)
 #endif
 }
 
+/*
+ * ---- the postmaster's list of registered background workers
+ * (postmaster/bgworker_internals.h): an slist until 17, a dlist from 18 ----
+ */
+#if PG_VERSION_NUM >= 180000
+typedef dlist_iter ng_bgworker_iter;
+#define ng_bgworker_foreach(it)	dlist_foreach(it, &BackgroundWorkerList)
+#define ng_bgworker_of(it)	dlist_container(RegisteredBgWorker, rw_lnode, (it).cur)
+#else
+typedef slist_iter ng_bgworker_iter;
+#define ng_bgworker_foreach(it)	slist_foreach(it, &BackgroundWorkerList)
+#define ng_bgworker_of(it)	slist_container(RegisteredBgWorker, rw_lnode, (it).cur)
+#endif
+
 #endif							/* PGSSNG_COMPAT_H */

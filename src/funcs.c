@@ -33,11 +33,13 @@
 #include "hist.h"
 #include "funcs.h"
 #include "guc.h"
+#include "keeper_start.h"
 #include "reader.h"
 #include "reset.h"
 #include "shmem.h"
 #include "slots.h"
 #include "store.h"
+#include "waits.h"
 
 NG_FUNCTION_INFO(pg_stat_statements_ng_1_0);
 NG_FUNCTION_INFO(pg_stat_statements_ng_changed_since_1_0);
@@ -167,13 +169,16 @@ pg_stat_statements_ng_reset_1_0(PG_FUNCTION_ARGS)
 }
 
 #define NG_INFO_COLS_1_0	17
-#define NG_INFO_COLS	18		/* 1.1 adds dsa_failures */
+#define NG_INFO_COLS_1_1	18	/* 1.1 adds dsa_failures */
+#define NG_INFO_COLS	20		/* 1.2 adds keeper_start_failures and
+								 * wait_samples_evicted */
 
 /*
  * pg_stat_statements_ng_info()
  *		Capacity and loss figures.  The same C function serves every
  *		version of the SQL function: it fills the columns the caller's row
- *		type has (17 in 1.0; 1.1 adds dsa_failures at the end).
+ *		type has (17 in 1.0; 1.1 adds dsa_failures at the end, 1.2
+ *		keeper_start_failures and wait_samples_evicted).
  */
 Datum
 pg_stat_statements_ng_info_1_0(PG_FUNCTION_ARGS)
@@ -187,7 +192,8 @@ pg_stat_statements_ng_info_1_0(PG_FUNCTION_ARGS)
 	ng_check_loaded();
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	if (tupdesc->natts != NG_INFO_COLS_1_0 && tupdesc->natts != NG_INFO_COLS)
+	if (tupdesc->natts != NG_INFO_COLS_1_0 &&
+		tupdesc->natts != NG_INFO_COLS_1_1 && tupdesc->natts != NG_INFO_COLS)
 		elog(ERROR, "incorrect number of output arguments");
 
 	ng_stats_read(&stats);
@@ -215,6 +221,12 @@ pg_stat_statements_ng_info_1_0(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum((int64) ng_slots_shmem_size());
 	Assert(i == NG_INFO_COLS_1_0);
 	values[i++] = Int64GetDatum(stats.dsa_failures);
+	Assert(i == NG_INFO_COLS_1_1);
+	/* ---- 1.2: the keeper ---- */
+	values[i++] = Int64GetDatum(ng_keeper_start_failures());
+	/* ---- 1.2: the wait profile ---- */
+	values[i++] = Int64GetDatum(ng_waits ?
+								(int64) pg_atomic_read_u64(&ng_waits->evicted) : 0);
 	Assert(i == NG_INFO_COLS);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));

@@ -102,6 +102,7 @@ static const struct config_enum_entry debug_fault_options[] = {
 	{"stall_write", NG_FAULT_STALL_WRITE, false},
 	{"stall_read", NG_FAULT_STALL_READ, false},
 	{"stall_restore", NG_FAULT_STALL_RESTORE, false},
+	{"dump_full", NG_FAULT_DUMP_FULL, false},
 	{NULL, 0, false}
 };
 

@@ -51,7 +51,7 @@ extern void ng_define_gucs(void);
  * Faults that tests inject, in assertion builds only (the setting
  * pg_stat_statements_ng.debug_fault does not exist in release builds, and
  * NG_DEBUG_FAULT is then false): an ERROR inside the recording of failures,
- * or a stall, while the file "pgssng_stall" exists in the data directory
+ * a full disk under the dump, or a stall, while the file "pgssng_stall" exists in the data directory
  * (at most 60 s), at a point a real process can be stopped at.
  */
 typedef enum NgDebugFault
@@ -61,7 +61,8 @@ typedef enum NgDebugFault
 	NG_FAULT_STALL_WRITE,		/* a backend, inside a slot write section */
 	NG_FAULT_STALL_READ,		/* a reader, holding every partition lock
 								 * shared */
-	NG_FAULT_STALL_RESTORE		/* the keeper, before it restores the file */
+	NG_FAULT_STALL_RESTORE,		/* the keeper, before it restores the file */
+	NG_FAULT_DUMP_FULL			/* the dump's writes fail with ENOSPC */
 } NgDebugFault;
 
 extern int	ng_debug_fault;

@@ -45,9 +45,10 @@
 #include "failures.h"
 #include "guc.h"
 #include "hooks.h"
+#include "keeper_start.h"
 #include "measure.h"
 #include "utility.h"
-#include "persist.h"
+#include "waits.h"
 #include "qtext.h"
 #include "setup.h"
 #include "shmem.h"
@@ -132,12 +133,14 @@ _PG_init(void)
 
 	/* we use core's queryid */
 	EnableQueryId();
+	ng_waits_define_gucs();
 	ng_define_gucs();
 	ng_install_hooks();
 	ng_timers_init();
 	RegisterXactCallback(ng_xact_callback, NULL);
 	RegisterSubXactCallback(ng_subxact_callback, NULL);
-	ng_persist_register_keeper();
+	ng_keeper_register();
+	ng_waits_register_sampler();
 }
 
 static void
@@ -146,6 +149,7 @@ ng_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	ng_store_request_shmem();
+	ng_waits_request_shmem();
 }
 
 static void
@@ -154,6 +158,7 @@ ng_shmem_startup(void)
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
 	ng_store_init_shmem();
+	ng_waits_init_shmem();
 }
 
 /*
@@ -270,6 +275,9 @@ ng_planner(NG_PLANNER_ARGS)
 	PlannedStmt *result;
 	int			level = ng_nesting_level;
 
+	/* the wait sampler's key: this statement's, from its planning on */
+	if (level == 0 && ng_enabled(0))
+		ng_waits_publish_if_new(parse->queryId);
 	if (ng_track_planning && ng_shared != NULL && ng_enabled(level) &&
 		query_string != NULL && parse->queryId != UINT64CONST(0))
 		return ng_planner_measured(NG_PLANNER_PASS);
@@ -283,6 +291,9 @@ ng_planner(NG_PLANNER_ARGS)
 static void
 ng_ExecutorStart(QueryDesc *queryDesc, int eflags)
 {
+	/* the wait sampler's key, unless its planning published it */
+	if (ng_nesting_level == 0 && ng_enabled(0))
+		ng_waits_publish_if_new(queryDesc->plannedstmt->queryId);
 	if (prev_ExecutorStart)
 		prev_ExecutorStart(queryDesc, eflags);
 	else

@@ -13,7 +13,11 @@
  * whether saved statistics may be restored: only if the previous shutdown
  * was clean (pg_control says so).  After a crash, an immediate stop, or a
  * crash-restart of the server, it removes any file and says so once in the
- * log.  Shared memory in a DSA area can only be allocated by a child
+ * log.  At its own exit it removes a file no keeper dealt with in this run
+ * (keeper_start.c: the keeper could not be started): it is older than this
+ * run's statistics, and restoring it later would bring back counts from
+ * before them, before a reset made in this run among others.  Shared memory
+ * in a DSA area can only be allocated by a child
  * process, so the rest is done by the keeper, a background worker started
  * with the postmaster: it restores the file (merging into whatever backends
  * recorded meanwhile) and removes it; while the server runs it applies a
@@ -58,6 +62,7 @@
 #include "evict.h"
 #include "guc.h"
 #include "history.h"
+#include "keeper_start.h"
 #include "persist.h"
 #include "persist_internal.h"
 #include "shmem.h"
@@ -71,7 +76,27 @@ PGDLLEXPORT void pg_stat_statements_ng_keeper_main(Datum arg);
 static volatile sig_atomic_t keeper_shutdown = false;
 static volatile sig_atomic_t keeper_stopped_by_postmaster = false;
 
-/* ---- deciding at server start ---- */
+/* ---- deciding at server start, and at server exit ---- */
+
+/*
+ * persist_postmaster_exit
+ *		The postmaster's on_shmem_exit callback, once every other process is
+ *		gone: if no keeper ran in this run, nothing was saved, and a file an
+ *		earlier run saved is removed (see the head of this file).
+ */
+static void
+persist_postmaster_exit(int code, Datum arg)
+{
+	if (ng_shared == NULL || ng_keeper_ran())
+		return;
+	if (ng_save)
+		ereport(LOG,
+				(errmsg("pg_stat_statements_ng: statistics were not saved: its keeper worker did not run"),
+				 errhint("Raise max_worker_processes.")));
+	if (unlink(NG_DUMP_FILE) == 0)
+		ereport(LOG,
+				(errmsg("pg_stat_statements_ng: removed the statistics an earlier run saved, which no keeper restored")));
+}
 
 /*
  * ng_persist_startup
@@ -87,6 +112,9 @@ ng_persist_startup(void)
 	struct stat st;
 	bool		have_file = (stat(NG_DUMP_FILE, &st) == 0);
 
+	ng_keeper_startup();
+	if (IsPostmasterEnvironment && !IsUnderPostmaster)
+		on_shmem_exit(persist_postmaster_exit, (Datum) 0);
 	ng_shared->restore_pending = false;
 	if (!ng_save)
 		return;
@@ -190,6 +218,7 @@ pg_stat_statements_ng_keeper_main(Datum arg)
 	}
 	else
 		unlink(NG_DUMP_FILE);	/* a file left by a keeper that was killed */
+	ng_keeper_note_running();
 	ng_history_keeper_start();
 
 	while (!keeper_shutdown)
@@ -226,24 +255,4 @@ pg_stat_statements_ng_keeper_main(Datum arg)
 		ng_persist_dump();
 	}
 	proc_exit(0);
-}
-
-/*
- * ng_persist_register_keeper
- *		_PG_init part: start the keeper with the postmaster.
- */
-void
-ng_persist_register_keeper(void)
-{
-	BackgroundWorker worker;
-
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
-	worker.bgw_start_time = BgWorkerStart_PostmasterStart;
-	worker.bgw_restart_time = 5;
-	snprintf(worker.bgw_library_name, BGW_MAXLEN, NG_NAME);
-	snprintf(worker.bgw_function_name, BGW_MAXLEN, "pg_stat_statements_ng_keeper_main");
-	snprintf(worker.bgw_name, BGW_MAXLEN, "pg_stat_statements_ng keeper");
-	snprintf(worker.bgw_type, BGW_MAXLEN, "pg_stat_statements_ng keeper");
-	RegisterBackgroundWorker(&worker);
 }

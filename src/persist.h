@@ -4,7 +4,7 @@
  *		Statistics across clean restarts (persist.c): the keeper worker.
  *
  * ng_persist_startup: the postmaster, creating shared memory (no lock of
- * ours exists yet).  ng_persist_register_keeper: _PG_init.
+ * ours exists yet).
  *
  *-------------------------------------------------------------------------
  */
@@ -16,7 +16,6 @@
 #pragma GCC visibility push(hidden)
 
 extern void ng_persist_startup(void);
-extern void ng_persist_register_keeper(void);
 
 #pragma GCC visibility pop
 

@@ -9,7 +9,8 @@
  * without blocking and refuses anything but a regular file, and a file
  * larger than the settings could have written; it then reads the file in
  * pieces, twice: the first pass checks the CRC and validates every entry,
- * bounding each length by the bytes that remain, the second restores.
+ * bounding each length by the bytes that remain and requiring every
+ * timestamp to be one a timestamptz can show, the second restores.
  *
  * Locking: restoring inserts with the partition lock held exclusively, one
  * partition at a time; allocations are made before the lock is taken.
@@ -149,6 +150,18 @@ dump_read_trailer(DumpReader *r, pg_crc32c *stored)
 }
 
 /*
+ * persist_valid_time
+ *		Can ts be shown as a timestamp with time zone?  Every timestamp read
+ *		from the file must be, or the views would fail on it (0, "never",
+ *		is a valid one).
+ */
+static inline bool
+persist_valid_time(TimestampTz ts)
+{
+	return IS_VALID_TIMESTAMP(ts);
+}
+
+/*
  * persist_check_entry
  *		Read one entry's fixed part, its histogram groups (into hist, room
  *		for all of them) and its text, checking every field that could make
@@ -178,6 +191,11 @@ persist_check_entry(DumpReader *r, NgDumpEntry *de, uint64 *hist,
 	/* a bool from the file: read as the byte it is before it is used */
 	if (*(const uint8 *) &de->key.toplevel > 1)
 		return "invalid key";
+	if (!persist_valid_time(de->stats_since) ||
+		!persist_valid_time(de->minmax_stats_since) ||
+		!persist_valid_time(de->text_stored_at) ||
+		!persist_valid_time(de->counters.last_executed_at))
+		return "invalid timestamp";
 	if (de->text_len < 0)
 		return NULL;
 	if (qtext != NULL)
@@ -260,7 +278,7 @@ persist_merge_entry(NgSharedEntry *entry, const NgDumpEntry *de,
 			 !entry->text_dropped)
 	{
 		entry->text_dropped = true;
-		ng_note_loss(NG_LOSS_TEXT_MEMORY, 1);
+		ng_qtext_note_dropped();
 	}
 }
 
@@ -320,7 +338,7 @@ persist_restore_entry(const NgDumpEntry *de, const uint64 *hist,
 			{
 				/* the text did not fit: counted once, as at a parse */
 				entry->text_dropped = true;
-				ng_note_loss(NG_LOSS_TEXT_MEMORY, 1);
+				ng_qtext_note_dropped();
 			}
 			tdp = InvalidDsaPointer;	/* the entry owns it */
 		}
@@ -417,6 +435,9 @@ persist_validate(DumpReader *r, NgDumpHeader *hdr)
 					   hdr->pg_major, PG_VERSION_NUM / 100);
 	else if (hdr->counters_size != sizeof(NgCounters))
 		why = "counters of another layout";
+	else if (!persist_valid_time(hdr->stats.stats_reset) ||
+			 !persist_valid_time(hdr->stats.last_eviction_time))
+		why = "invalid timestamp in the header";
 	else if (hdr->nentries > r->left / sizeof(NgDumpEntry))
 		why = "entry count exceeds the file";
 

@@ -10,10 +10,16 @@
  * Locking: rows are read through reader.c, one partition at a time under
  * that partition's lock in shared mode; nothing else is locked.  A failure
  * is logged in one line and leaves no file; nothing raises an ERROR.
+ * Nothing waits on what is found at the file's names: anything but a
+ * regular file there is removed (and logged) before the temporary file is
+ * created, exclusively.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "mb/pg_wchar.h"
 #include "port/pg_crc32c.h"
@@ -22,6 +28,7 @@
 #include "utils/memutils.h"
 
 #include "counters.h"
+#include "guc.h"
 #include "persist_internal.h"
 #include "reader.h"
 #include "shmem.h"
@@ -39,6 +46,12 @@ dump_write(DumpWriter *w, const void *data, size_t len)
 {
 	if (w->failed || len == 0)
 		return;
+	if (NG_DEBUG_FAULT(NG_FAULT_DUMP_FULL))
+	{
+		errno = ENOSPC;			/* as a full disk would */
+		w->failed = true;
+		return;
+	}
 	COMP_CRC32C(w->crc, data, len);
 	if (fwrite(data, 1, len, w->file) != len)
 		w->failed = true;
@@ -122,6 +135,34 @@ dump_write_rows(DumpWriter *w, uint64 count)
 }
 
 /*
+ * dump_clear_path
+ *		Make sure nothing but a regular file (or nothing) is at path: a
+ *		FIFO, a socket, a device, a symbolic link or an empty directory is
+ *		removed, and logged.  Returns false, having logged why, if
+ *		something other than a regular file is still there.
+ */
+static bool
+dump_clear_path(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) != 0 || S_ISREG(st.st_mode))
+		return true;
+	if ((S_ISDIR(st.st_mode) ? rmdir(path) : unlink(path)) != 0)
+	{
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("pg_stat_statements_ng: could not save statistics: \"%s\" is not a regular file and could not be removed: %m",
+						path)));
+		return false;
+	}
+	ereport(LOG,
+			(errmsg("pg_stat_statements_ng: removed \"%s\", which was not a regular file",
+					path)));
+	return true;
+}
+
+/*
  * ng_persist_dump
  *		Write every row (shared entries plus slots) to the dump file, via a
  *		temporary file that is fsynced and renamed.  Logs one line and leaves
@@ -140,7 +181,17 @@ ng_persist_dump(void)
 								ALLOCSET_DEFAULT_SIZES);
 	oldcxt = MemoryContextSwitchTo(cxt);
 
-	w.file = AllocateFile(NG_DUMP_TMP_FILE, PG_BINARY_W);
+	/*
+	 * The temporary file is created anew, exclusively ("x": O_CREAT |
+	 * O_EXCL): whatever is found at its name is removed first, and a FIFO or
+	 * a link put there meanwhile makes the open fail instead of blocking or
+	 * writing elsewhere.  The stats file's name must not be a directory, or
+	 * the rename fails.
+	 */
+	if (!dump_clear_path(NG_DUMP_TMP_FILE) || !dump_clear_path(NG_DUMP_FILE))
+		goto done;
+	(void) unlink(NG_DUMP_TMP_FILE);	/* a regular file a failed save left */
+	w.file = AllocateFile(NG_DUMP_TMP_FILE, PG_BINARY_W "x");
 	if (w.file == NULL)
 	{
 		ereport(LOG,

@@ -485,11 +485,18 @@ ng_qtext_prepare(const NgTextSource *src, int *len)
 }
 
 /*
+ * Why this backend's last ng_qtext_store failed: true if the DSA area could
+ * not grow, false if query_text_memory was full (ng_qtext_note_dropped).
+ */
+static bool qtext_refused_by_dsa = false;
+
+/*
  * ng_qtext_store
  *		Copy a text into DSA memory, if it fits under query_text_memory.
  *		Returns InvalidDsaPointer if it does not fit or memory is short (the
- *		reservation is then returned).  Caller holds no partition lock
- *		(ng_dsa_allocate); the byte count is an atomic reservation.
+ *		reservation is then returned; ng_qtext_note_dropped tells which).
+ *		Caller holds no partition lock (ng_dsa_allocate); the byte count is
+ *		an atomic reservation.
  */
 dsa_pointer
 ng_qtext_store(const char *qtext, int len)
@@ -502,7 +509,10 @@ ng_qtext_store(const char *qtext, int len)
 	do
 	{
 		if (cur + need > cap)
+		{
+			qtext_refused_by_dsa = false;
 			return InvalidDsaPointer;
+		}
 	} while (!pg_atomic_compare_exchange_u64(&ng_shared->text_bytes, &cur,
 											 cur + need));
 
@@ -510,11 +520,30 @@ ng_qtext_store(const char *qtext, int len)
 	if (!DsaPointerIsValid(dp))
 	{
 		pg_atomic_fetch_sub_u64(&ng_shared->text_bytes, need);
+		qtext_refused_by_dsa = true;
 		return InvalidDsaPointer;
 	}
 	memcpy(dsa_get_address(ng_area, dp), qtext, len);
 	((char *) dsa_get_address(ng_area, dp))[len] = '\0';
 	return dp;
+}
+
+/*
+ * ng_qtext_note_dropped
+ *		Count an entry left without its text because this backend's last
+ *		ng_qtext_store failed, in texts_dropped.  If query_text_memory was
+ *		full, that is logged (once) with the hint to raise it; if the DSA
+ *		area could not grow, the refusal was logged already with its own
+ *		cause and hint (NG_LOSS_DSA), and raising query_text_memory would
+ *		not help: the text is only counted.  Safe under a partition lock.
+ */
+void
+ng_qtext_note_dropped(void)
+{
+	if (qtext_refused_by_dsa)
+		ng_count_stat(&ng_shared->stats.texts_dropped, 1);
+	else
+		ng_note_loss(NG_LOSS_TEXT_MEMORY, 1);
 }
 
 /*

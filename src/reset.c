@@ -29,6 +29,7 @@
 #include "shmem.h"
 #include "slots.h"
 #include "store.h"
+#include "waits.h"
 
 static bool
 reset_matches(const NgKey *key, Oid userid, Oid dbid, uint64 queryid)
@@ -159,7 +160,9 @@ reset_partition(NgSharedPartition *part, Oid userid, Oid dbid, uint64 queryid,
  * backend sees a half-reset table.  Counts that backends hold in slots bound
  * to removed entries are void (the entries are dead); counts in unbound
  * slots are void through the partition generation, which a partial reset
- * moves only when it matches one of them (reset_partition).
+ * moves only when it matches one of them (reset_partition).  The wait
+ * profile's rows of the statements reset go with them (waits.c), after the
+ * partition locks are released.
  */
 TimestampTz
 ng_store_reset(Oid userid, Oid dbid, uint64 queryid, bool minmax_only)
@@ -210,5 +213,8 @@ ng_store_reset(Oid userid, Oid dbid, uint64 queryid, bool minmax_only)
 		}
 	}
 	ng_history_capture_end(cap);
+	/* the wait profile's rows of the same statements (none of our locks) */
+	if (!minmax_only)
+		ng_waits_reset(userid, dbid, queryid);
 	return now;
 }

@@ -173,6 +173,11 @@ typedef struct NgSharedState
 	pg_atomic_uint64 dsa_retry_at;	/* when capped: TimestampTz after which
 									 * one backend lifts the cap and retries */
 	bool		restore_pending;	/* set by postmaster, cleared by keeper */
+	/* the keeper's presence (keeper_start.c) */
+	pg_atomic_uint32 keeper_missing;	/* 1: none registered; backends retry */
+	pg_atomic_uint32 keeper_ran;	/* 1: a keeper dealt with the saved file */
+	pg_atomic_uint64 keeper_retry_at;	/* TimestampTz: next retry, at most */
+	pg_atomic_uint64 keeper_start_failures; /* absences, for the info view */
 	slock_t		mutex;			/* protects stats */
 	NgSharedStats stats;
 	/* the DSA area's first segment follows, then the slot areas */

@@ -83,7 +83,7 @@ slot_insert_locked(NgSharedPartition *part, const NgKey *key, uint32 hash,
 	{
 		/* the text did not fit: counted once per statement */
 		entry->text_dropped = true;
-		ng_note_loss(NG_LOSS_TEXT_MEMORY, 1);
+		ng_qtext_note_dropped();
 	}
 	if (entry != NULL)
 	{

@@ -30,6 +30,7 @@
 #include "alloc.h"
 #include "entry_hist.h"
 #include "evict.h"
+#include "keeper_start.h"
 #include "slots_int.h"
 
 TimestampTz ng_slots_next_maintenance = 0;
@@ -258,8 +259,9 @@ slots_trim_local_map(void)
  * ng_slots_maintenance
  *		From time to time, at the end of a top-level statement: release the
  *		slots this backend has not used since the last time (so idle
- *		statements stop pinning entries), try to bind unbound slots, and
- *		help bring the table down to max.  Never waits for a lock.  now is
+ *		statements stop pinning entries), try to bind unbound slots, help
+ *		bring the table down to max and text memory down to
+ *		query_text_memory, and try to start the keeper if it is missing.  Never waits for a lock.  now is
  *		the statement's start time; ng_slots_maintenance_if_due calls this
  *		once NG_MAINTENANCE_INTERVAL_MS have passed since the last time.
  */
@@ -304,6 +306,10 @@ ng_slots_maintenance(TimestampTz now)
 	ng_slots_flush_cells();
 	if (pg_atomic_read_u32(&ng_shared->entry_count) > (uint32) ng_max)
 		ng_evict_to_limit();
+	if (pg_atomic_read_u64(&ng_shared->text_bytes) >
+		(uint64) ng_query_text_memory_kb * 1024)
+		ng_evict_texts_to_limit();
+	ng_keeper_maintenance(now);
 	slots_trim_local_map();
 }
 

@@ -19,6 +19,7 @@
 #include "measure.h"
 #include "shmem.h"
 #include "utility.h"
+#include "waits.h"
 
 static ProcessUtility_hook_type prev_ProcessUtility = NULL;
 
@@ -68,6 +69,34 @@ ng_utility_next(PlannedStmt *pstmt, const char *queryString,
 								params, queryEnv, dest, qc);
 }
 
+/*
+ * ng_utility_key
+ *		The queryId a utility statement counts under (0: not measured), and,
+ *		for a measured one at the top level, the wait sampler's key (waits.h).
+ *		One not counted publishes nothing: its st_query_id is not the one
+ *		published, so the sampler counts it for no statement (EXECUTE's
+ *		statement publishes at its own ExecutorStart).  The queryId is left
+ *		as it is for the hooks after ours (contrib's, when both are loaded,
+ *		counts utility statements by it too; what runs inside has queryIds
+ *		of its own).  contrib's hook does zero it before calling the next
+ *		one: a statement that parse analysis gave a queryId, and that
+ *		arrives without one, gets it computed again, as parse analysis did.
+ *		Subcommands (which have no queryId of their own) are left alone.
+ */
+static uint64
+ng_utility_key(PlannedStmt *pstmt, const char *queryString,
+			   ProcessUtilityContext context, bool measure, int level)
+{
+	uint64		queryId = measure ? pstmt->queryId : UINT64CONST(0);
+
+	if (measure && queryId == UINT64CONST(0) &&
+		context != PROCESS_UTILITY_SUBCOMMAND && IsQueryIdEnabled())
+		queryId = ng_utility_queryid_compat(pstmt, queryString);
+	if (measure && level == 0)
+		ng_waits_publish(queryId);
+	return queryId;
+}
+
 static void
 ng_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 				  bool readOnlyTree, ProcessUtilityContext context,
@@ -76,7 +105,7 @@ ng_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 {
 	Node	   *parsetree = pstmt->utilityStmt;
 	int			level = ng_nesting_level;	/* restored as found (measure.c) */
-	uint64		saved_queryId = pstmt->queryId;
+	uint64		saved_queryId;
 	int			saved_location = pstmt->stmt_location;
 	int			saved_len = pstmt->stmt_len;
 	bool		enabled = ng_shared != NULL && ng_track_utility &&
@@ -87,6 +116,9 @@ ng_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 	BufferUsage bufusage_start;
 	WalUsage	walusage_start;
 
+	saved_queryId = ng_utility_key(pstmt, queryString, context, measure,
+								   level);
+
 	/* nothing to measure or restore (EXECUTE, PREPARE): no PG_TRY frame */
 	if (!measure && !bump)
 	{
@@ -94,18 +126,6 @@ ng_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 						queryEnv, dest, qc);
 		return;
 	}
-
-	/*
-	 * The queryId is left as it is for the hooks after ours (contrib's, when
-	 * both are loaded, counts utility statements by it too; what runs inside
-	 * has queryIds of its own).  contrib's hook does zero it before calling
-	 * the next one: a statement that parse analysis gave a queryId, and that
-	 * arrives without one, gets it computed again, as parse analysis did.
-	 * Subcommands (which have no queryId of their own) are left alone.
-	 */
-	if (measure && saved_queryId == UINT64CONST(0) &&
-		context != PROCESS_UTILITY_SUBCOMMAND && IsQueryIdEnabled())
-		saved_queryId = ng_utility_queryid_compat(pstmt, queryString);
 
 	if (measure)
 	{

@@ -7,6 +7,10 @@
 # checksum fails, and the keeper's peak memory stays far below the file's
 # size.  Each refusal is one LOG line; statistics start empty; the file is
 # removed.
+#
+# The writer at shutdown: a FIFO or a symbolic link at the temporary file's
+# name, or a directory at the stats file's name, is removed with one LOG line, and the
+# statistics are saved (a fast stop completes).
 use strict;
 use warnings FATAL => 'all';
 
@@ -133,5 +137,64 @@ SKIP:
 	cmp_ok($peak - $base_peak, '<', $bound / 1024 / 8,
 		"reading $bound bytes raised the keeper's peak memory by less than 1/8 of that ($base_peak kB -> $peak kB)");
 }
+
+# --- the writer: what it finds at the names it writes ----------------------
+
+my $tmp = $node->data_dir . "/$TMP_FILE";
+
+# start, track a statement, put the obstacle in place, then a fast stop
+# must complete, log one line about the obstacle, and save a regular file
+sub save_case
+{
+	my ($name, $path, $make, $unblock) = @_;
+	unlink($stat);
+	ok(start_node($node), "$name: server starts");
+	work_psql($node, 'postgres', 'SELECT 1 AS saved_statement');
+	$make->();
+	my $off = log_mark($node);
+	my $stopped = $node->stop('fast', fail_ok => 1);
+	ok($stopped, "$name: a fast stop completes");
+	if (!$stopped)
+	{
+		$unblock->() if $unblock;
+		$node->stop('fast');
+	}
+	my $log = log_since($node, $off);
+	my @removed = grep { /pg_stat_statements_ng: removed "\Q$path\E", which was not a regular file/ }
+	  split /\n/, $log;
+	is(scalar(@removed), 1, "$name: one line says it was removed");
+	is(scalar(grep { /could not .*pg_stat_statements_ng\.stat/ } split /\n/, $log), 0,
+		"$name: no failure logged");
+	my $saved = -f $stat && !-l $stat;
+	ok($saved, "$name: the statistics were saved in a regular file");
+	ok(!-e $tmp && !-l $tmp, "$name: no temporary file is left");
+	return unless $saved;
+	$off = log_mark($node);
+	ok(start_node($node), "$name: server restarts");
+	$node->wait_for_log(qr/pg_stat_statements_ng: restored statistics of \d+ statements/, $off);
+	is($node->safe_psql('postgres',
+			"SELECT calls FROM pg_stat_statements_ng WHERE query = 'SELECT \$1 AS saved_statement'"),
+		'1', "$name: the saved statement is restored");
+	$node->stop;
+	return;
+}
+
+save_case(
+	'FIFO at the temporary name', $TMP_FILE,
+	sub { POSIX::mkfifo($tmp, 0600) or die "mkfifo $tmp: $!" },
+	sub {
+		# a reader that opens and drains: the writer's open() returns
+		if (sysopen(my $r, $tmp, POSIX::O_RDONLY | POSIX::O_NONBLOCK))
+		{
+			my $buf;
+			1 while sysread($r, $buf, 65536);
+			close $r;
+		}
+	});
+# a link is not followed: removed, and the file written in its place
+save_case('symbolic link at the temporary name',
+	$TMP_FILE, sub { symlink('/dev/null', $tmp) or die "symlink $tmp: $!" });
+save_case('directory at the stats file\'s name',
+	$STAT_FILE, sub { unlink($stat); mkdir($stat) or die "mkdir $stat: $!" });
 
 done_testing();

@@ -1,5 +1,7 @@
 # The DSA area cannot grow: /dev/shm is full.  No client query fails, the
-# refusals are counted in pg_stat_statements_ng_info (dsa_failures), every
+# refusals are counted in pg_stat_statements_ng_info (dsa_failures; texts
+# not stored in texts_dropped, logged as the area's failure, not as query
+# text memory being full), every
 # execution is either a call or in evicted_calls, no entry reservation leaks
 # (entries equals the rows of the view), once space returns new
 # statements are counted again, exactly, and the count of refusals
@@ -53,6 +55,18 @@ while (1)
 close($fh);
 note "filled /dev/shm with $filled bytes";
 
+# A text larger than the area's first segment (1 MB), which cannot grow
+# now: its statement gets an entry (there is room for one) without it,
+# counted in texts_dropped, and the log blames the area, not
+# query_text_memory (64 MB, far from full).
+my $comment = 'x' x (1536 * 1024);
+$node->safe_psql('postgres', "SELECT 1 AS big_text /* $comment */");
+is($node->safe_psql('postgres', q{
+SELECT (SELECT texts_dropped FROM pg_stat_statements_ng_info),
+       (SELECT count(*) FROM pg_stat_statements_ng
+         WHERE query IS NULL OR query = '')}), '1|1',
+	'the statement is kept without its text, counted in texts_dropped');
+
 # 3000 distinct statements in 4 sessions, each its own statement: their
 # entries alone (640 bytes each on x86-64) take twice the initial 1 MB
 # segment, so the area must grow.  safe_psql dies on any error: none may
@@ -98,6 +112,9 @@ like($log, qr/its shared memory area could not grow.*\n.*DETAIL:  The last error
 	'the failure is logged with its cause');
 my @logged = ($log =~ /its shared memory area could not grow/g);
 is(scalar(@logged), 1, 'and logged once');
+# the text the area could not hold is not blamed on query_text_memory
+is(scalar(() = $log =~ /query text memory is full|Raise pg_stat_statements_ng.query_text_memory/g),
+	0, 'no line says query text memory is full');
 unlike($log, qr/TRAP:|PANIC:|ERROR:/, 'no assertion failure, no error in the log');
 unlike($log, qr/dynamic shared memory leak/,
 	'no segment left to the transaction: no leak warning to the client');
