@@ -15,6 +15,11 @@ OBJS = \
 	src/funcs_statements.o \
 	src/guc.o \
 	src/hist.o \
+	src/history.o \
+	src/history_capture.o \
+	src/history_funcs.o \
+	src/history_keeper.o \
+	src/history_persist.o \
 	src/hooks.o \
 	src/keeper_start.o \
 	src/measure.o \
@@ -28,6 +33,7 @@ OBJS = \
 	src/qtext.o \
 	src/qtext_scan.o \
 	src/reader.o \
+	src/reader_rows.o \
 	src/reset.o \
 	src/rowform.o \
 	src/setup.o \

@@ -263,3 +263,45 @@ ng_counters_clear_minmax(NgCounters *c)
 		c->max_time[k] = -1;
 	}
 }
+
+/*
+ * ng_counters_unrecord
+ *		Take sample s back from c, the counts of a slot that a reset voided
+ *		while s was being added (slots_count.c): only the counts the history
+ *		keeps of a voided slot (history_capture.c), which nothing else reads,
+ *		not min/max, mean and variance, I/O times, WAL, JIT.
+ */
+void
+ng_counters_unrecord(NgCounters *c, const NgSample *s)
+{
+	const BufferUsage *end = s->bufusage;
+	const BufferUsage *start = s->bufusage_base;
+
+	if (s->failure != NG_SUCCEEDED)
+	{
+		if (s->failure == NG_FAILED_TIMEOUT)
+			c->failed_timeouts--;
+		else if (s->failure == NG_FAILED_CANCEL)
+			c->failed_cancels--;
+		else
+			c->failed_errors--;
+		c->failed_time -= s->time;
+		return;
+	}
+	c->calls[s->kind]--;
+	c->total_time[s->kind] -= s->time;
+	if (s->kind == NG_EXEC)
+		c->rows -= s->rows;
+	if (start == NULL)
+		return;
+	c->shared_blks_hit -= end->shared_blks_hit - start->shared_blks_hit;
+	c->shared_blks_read -= end->shared_blks_read - start->shared_blks_read;
+	c->shared_blks_dirtied -= end->shared_blks_dirtied - start->shared_blks_dirtied;
+	c->shared_blks_written -= end->shared_blks_written - start->shared_blks_written;
+	c->local_blks_hit -= end->local_blks_hit - start->local_blks_hit;
+	c->local_blks_read -= end->local_blks_read - start->local_blks_read;
+	c->local_blks_dirtied -= end->local_blks_dirtied - start->local_blks_dirtied;
+	c->local_blks_written -= end->local_blks_written - start->local_blks_written;
+	c->temp_blks_read -= end->temp_blks_read - start->temp_blks_read;
+	c->temp_blks_written -= end->temp_blks_written - start->temp_blks_written;
+}

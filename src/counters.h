@@ -137,6 +137,7 @@ extern void ng_counters_record_io_times_since(NgCounters *c,
 extern void ng_counters_record_rest(NgCounters *c, const NgSample *s);
 
 extern void ng_counters_merge(NgCounters *dst, const NgCounters *src);
+extern void ng_counters_unrecord(NgCounters *c, const NgSample *s);
 extern void ng_counters_clear_minmax(NgCounters *c);
 
 /* min/max of kind k hold samples (none since the last min/max reset) */

@@ -39,6 +39,7 @@
 #include "alloc.h"
 #include "evict.h"
 #include "guc.h"
+#include "history.h"
 #include "qtext.h"
 #include "shmem.h"
 #include "store.h"
@@ -79,6 +80,8 @@ evict_entry(NgSharedPartition *part, NgSharedEntry *entry, dsa_pointer dp,
 	tally->calls += entry->counters.calls[NG_EXEC];
 	tally->exec_time += entry->counters.total_time[NG_EXEC];
 	ng_entry_unlink(part, entry, dp);
+	if (ng_history_keep_evicted(part, entry, dp))
+		return;					/* the keeper frees it */
 	if (recycle)
 		ng_entry_recycle_memory(entry, dp);
 	else

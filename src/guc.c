@@ -37,6 +37,7 @@
 #include "utils/wait_event.h"
 
 #include "guc.h"
+#include "history.h"
 
 /* the values in effect, read by the extension (set by the assign hooks) */
 int			ng_max = 5000;
@@ -539,6 +540,7 @@ ng_define_gucs(void)
 							 NULL, NULL, NULL);
 
 	define_admission();
+	ng_history_define_gucs();
 
 #ifdef USE_ASSERT_CHECKING
 	DefineCustomEnumVariable("pg_stat_statements_ng.debug_fault",

@@ -62,6 +62,7 @@
 #include "alloc.h"
 #include "evict.h"
 #include "guc.h"
+#include "history.h"
 #include "keeper_start.h"
 #include "persist.h"
 #include "persist_contrib.h"
@@ -223,6 +224,7 @@ pg_stat_statements_ng_keeper_main(Datum arg)
 		ng_contrib_discard_file();
 	}
 	ng_keeper_note_running();
+	ng_history_keeper_start();
 
 	while (!keeper_shutdown)
 	{
@@ -240,6 +242,7 @@ pg_stat_statements_ng_keeper_main(Datum arg)
 			(uint64) ng_query_text_memory_kb * 1024)
 			ng_evict_texts_to_limit();
 		ng_log_losses();
+		ng_history_keeper_tick();
 	}
 
 	/*
@@ -253,6 +256,7 @@ pg_stat_statements_ng_keeper_main(Datum arg)
 	if (ng_save)
 	{
 		keeper_wait_for_backends();
+		ng_history_keeper_shutdown();
 		ng_persist_dump();
 	}
 	proc_exit(0);

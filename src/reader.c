@@ -399,7 +399,8 @@ read_unbound(NgReader *r, TimestampTz now)
  * read_partition_once
  *		One pass over partition p under its lock (shared), which it takes and
  *		releases.  NG_READ_BUSY when a slot could not be copied (unless
- *		skip_busy: then such slots are left out and counted in *skipped).
+ *		skip_busy: then such slots are left out and counted in *skipped),
+ *		or when r->locked asks for another pass.
  */
 static NgReadResult
 read_partition_once(int p, NgReader *r, bool skip_busy, int *skipped)
@@ -416,6 +417,8 @@ read_partition_once(int p, NgReader *r, bool skip_busy, int *skipped)
 		if (!read_entries(part, r) || !read_unbound(r, now))
 			res = NG_READ_ROWS_FULL;
 	}
+	if (res == NG_READ_DONE && r->locked != NULL && !r->locked(r, p))
+		res = NG_READ_BUSY;
 	LWLockRelease(part->lock);
 	return res;
 }
@@ -474,108 +477,6 @@ ng_read_partition_with(int p, NgReader *r)
 				(errmsg("pg_stat_statements_ng: %d backend slots stayed in the middle of a write for %d ms; this read omits its counts",
 						skipped, NG_READ_WAIT_MS),
 				 errdetail("The backends writing them are stopped or not running; a later read includes their counts.")));
-}
-
-/* ---- the rows as a table (persist.c, and callers that want one) ---- */
-
-/* the rows table's hash and match: field by field, not as bytes (NgKey) */
-static uint32
-rows_key_hash(const void *key, Size keysize)
-{
-	return key_hash((const NgKey *) key);
-}
-
-static int
-rows_key_match(const void *key1, const void *key2, Size keysize)
-{
-	return ng_key_equal((const NgKey *) key1, (const NgKey *) key2) ? 0 : 1;
-}
-
-/*
- * ng_read_rows_create
- *		An empty table of NgRow keyed by NgKey, in the current memory
- *		context, for ng_read_partition.
- */
-HTAB *
-ng_read_rows_create(void)
-{
-	HASHCTL		ctl;
-
-	ctl.keysize = sizeof(NgKey);
-	ctl.entrysize = sizeof(NgRow);
-	ctl.hash = rows_key_hash;
-	ctl.match = rows_key_match;
-	ctl.hcxt = CurrentMemoryContext;
-	return hash_create("pg_stat_statements_ng rows", 256, &ctl,
-					   HASH_ELEM | HASH_FUNCTION | HASH_COMPARE |
-					   HASH_CONTEXT);
-}
-
-/* row callback of ng_read_partition: copy into the table (allocates) */
-static bool
-rows_add(NgReader *r, const NgReadRow *in)
-{
-	NgRow	   *row = hash_search((HTAB *) r->arg, &in->key, HASH_ENTER, NULL);
-
-	row->entry = in->entry;
-	row->minmax_generation = in->minmax_generation;
-	row->usage = in->usage;
-	row->counters = *in->counters;
-	row->hist_mask = in->hist.mask;
-	row->hist = palloc(ng_hist_groups_size(in->hist.mask) + 1);
-	memcpy(row->hist, in->hist.groups, ng_hist_groups_size(in->hist.mask));
-	row->stats_since = in->stats_since;
-	row->minmax_stats_since = in->minmax_stats_since;
-	row->text_stored_at = in->text_stored_at;
-	row->encoding = in->encoding;
-	row->qtext = NULL;
-	row->qtext_len = 0;
-	if (in->qtext != NULL)
-	{
-		row->qtext_len = in->qtext_len;
-		row->qtext = palloc(in->qtext_len + 1);
-		memcpy(row->qtext, in->qtext, in->qtext_len + 1);
-	}
-	return true;
-}
-
-/* forget callback of ng_read_partition: empty the table */
-static void
-rows_forget(NgReader *r)
-{
-	HTAB	   *rows = (HTAB *) r->arg;
-	HASH_SEQ_STATUS seq;
-	NgRow	   *row;
-
-	hash_seq_init(&seq, rows);
-	while ((row = hash_seq_search(&seq)) != NULL)
-	{
-		if (row->qtext)
-			pfree(row->qtext);
-		pfree(row->hist);
-		(void) hash_search(rows, &row->key, HASH_REMOVE, NULL);
-	}
-}
-
-/*
- * ng_read_partition
- *		Build the rows of one partition into rows (a hash table keyed by
- *		NgKey, empty on entry), texts palloc'd if showtext.  Takes and
- *		releases the partition lock; allocates under it (the table's rows
- *		and the texts).
- */
-void
-ng_read_partition(int p, HTAB *rows, bool showtext)
-{
-	NgReader	r;
-
-	memset(&r, 0, sizeof(r));
-	r.showtext = showtext;
-	r.row = rows_add;
-	r.forget = rows_forget;
-	r.arg = rows;
-	ng_read_partition_with(p, &r);
-	ng_read_reader_free(&r);
 }
 
 /*

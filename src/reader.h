@@ -4,8 +4,9 @@
  *		The exact reader (reader.c): a partition's entries plus every slot
  *		counting for it, copied under the partition lock in shared mode.
  *
- * Locks: caller holds no lock of ours; ng_read_partition takes the
- * partition's lock shared and releases it before it returns.
+ * Locks: caller holds no lock of ours; ng_read_partition and
+ * ng_read_partition_with take the partition's lock shared and release it
+ * before they return.
  *
  *-------------------------------------------------------------------------
  */
@@ -37,6 +38,7 @@ typedef struct NgRow
 	TimestampTz text_stored_at;
 } NgRow;
 
+/* Functions in reader_rows.c */
 extern struct HTAB *ng_read_rows_create(void);
 extern void ng_read_partition(int p, struct HTAB *rows, bool with_text);
 
@@ -77,6 +79,14 @@ struct NgReader
 	bool		(*row) (NgReader *r, const NgReadRow *row);
 	void		(*forget) (NgReader *r);
 	void		(*grow) (NgReader *r);
+
+	/*
+	 * Optional: called under the partition lock once a pass handed over every
+	 * row; returning false makes it a pass that could not finish (the rows
+	 * are forgotten, the lock released, and after 1 ms the partition is read
+	 * again).
+	 */
+	bool		(*locked) (NgReader *r, int p);
 	void	   *arg;
 	struct NgReadScratch *scratch;	/* reader.c's; NULL to begin with */
 };

@@ -12,7 +12,9 @@
  * order, so that no reader or backend sees a half-reset table; a partial
  * reset takes them one at a time.  Entries with bound slots are unlinked
  * and marked dead (their memory goes with the last pin); counts in unbound
- * slots are voided through the partition generation.
+ * slots are voided through the partition generation.  What a reset removes
+ * and voids is handed, under the same locks, to the history's open window
+ * (history_capture.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -22,6 +24,7 @@
 
 #include "counters.h"
 #include "guc.h"
+#include "history.h"
 #include "reset.h"
 #include "shmem.h"
 #include "slots.h"
@@ -86,7 +89,7 @@ reset_voids_unbound(int p, Oid userid, Oid dbid, uint64 queryid)
  */
 static void
 reset_partition(NgSharedPartition *part, Oid userid, Oid dbid, uint64 queryid,
-				bool minmax_only, TimestampTz now)
+				bool minmax_only, TimestampTz now, void *cap)
 {
 	dsa_pointer *buckets;
 	bool		full = (userid == InvalidOid && dbid == InvalidOid &&
@@ -130,6 +133,9 @@ reset_partition(NgSharedPartition *part, Oid userid, Oid dbid, uint64 queryid,
 				}
 				else
 				{
+					/* the history's open window keeps its counts */
+					ng_history_capture_entry(cap, part - ng_shared->partitions,
+											 entry, cur);
 					ng_entry_drop(part, entry, cur);
 					dropped = true;
 				}
@@ -167,13 +173,21 @@ ng_store_reset(Oid userid, Oid dbid, uint64 queryid, bool minmax_only)
 	bool		full = (userid == InvalidOid && dbid == InvalidOid &&
 						queryid == 0 && !minmax_only);
 
+	/* what the reset removes stays in the history's open window */
+	void	   *cap = minmax_only ? NULL : ng_history_capture_begin();
+
 	if (full)
 	{
 		for (int i = 0; i < NG_NUM_PARTITIONS; i++)
 			LWLockAcquire(ng_shared->partitions[i].lock, LW_EXCLUSIVE);
 		for (int i = 0; i < NG_NUM_PARTITIONS; i++)
+		{
+			uint32		generation = ng_shared->partitions[i].generation;
+
 			reset_partition(&ng_shared->partitions[i], userid, dbid, queryid,
-							false, now);
+							false, now, cap);
+			ng_history_capture_slots(cap, i, generation);
+		}
 		SpinLockAcquire(&ng_shared->mutex);
 		memset(&ng_shared->stats, 0, sizeof(NgSharedStats));
 		ng_shared->stats.stats_reset = now;
@@ -191,9 +205,12 @@ ng_store_reset(Oid userid, Oid dbid, uint64 queryid, bool minmax_only)
 		for (int i = 0; i < NG_NUM_PARTITIONS; i++)
 		{
 			NgSharedPartition *part = &ng_shared->partitions[i];
+			uint32		generation;
 
 			LWLockAcquire(part->lock, LW_EXCLUSIVE);
-			reset_partition(part, userid, dbid, queryid, minmax_only, now);
+			generation = part->generation;
+			reset_partition(part, userid, dbid, queryid, minmax_only, now, cap);
+			ng_history_capture_slots(cap, i, generation);
 			LWLockRelease(part->lock);
 		}
 
@@ -214,6 +231,7 @@ ng_store_reset(Oid userid, Oid dbid, uint64 queryid, bool minmax_only)
 			SpinLockRelease(&ng_shared->mutex);
 		}
 	}
+	ng_history_capture_end(cap);
 	/* the wait profile's rows of the same statements (none of our locks) */
 	if (!minmax_only)
 		ng_waits_reset(userid, dbid, queryid);

@@ -17,6 +17,7 @@
 #include "storage/shmem.h"
 #include "utils/timestamp.h"
 
+#include "history.h"
 #include "persist.h"
 #include "setup.h"
 #include "shmem.h"
@@ -42,6 +43,7 @@ ng_store_request_shmem(void)
 {
 	RequestAddinShmemSpace(store_total_size());
 	RequestNamedLWLockTranche(NG_NAME, NG_NUM_PARTITIONS);
+	ng_history_request_shmem();
 }
 
 /*
@@ -91,6 +93,8 @@ ng_store_init_shmem(void)
 
 			part->lock = &locks[i].lock;
 			part->buckets = InvalidDsaPointer;
+			part->history_evicted = InvalidDsaPointer;
+			part->history_departed = InvalidDsaPointer;
 		}
 
 		ng_shared->dsa_tranche = ng_new_tranche_id_compat(NG_NAME "_dsa");
@@ -102,5 +106,6 @@ ng_store_init_shmem(void)
 		ng_slots_init_shmem(ng_store_slot_area_base());
 		ng_persist_startup();
 	}
+	ng_history_init_shmem();
 	LWLockRelease(AddinShmemInitLock);
 }

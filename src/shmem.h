@@ -84,7 +84,19 @@ typedef struct NgSharedPartition
 	uint32		nbuckets;		/* lock: a power of two, or 0 */
 	uint32		nentries;		/* lock: live entries */
 	uint32		clock_bucket;	/* lock (exclusive): eviction hand */
-	char		pad_write[PG_CACHE_LINE_SIZE - sizeof(dsa_pointer) - 3 * sizeof(uint32)];
+	uint32		history_pending;	/* lock (exclusive): see below */
+
+	/*
+	 * What left the table during the history's open window (history.h):
+	 * evicted entries chained by next, and reset statements' totals
+	 * (NgHistoryDeparted).  Linked under the lock, exclusive; taken by the
+	 * keeper under the lock in any mode (no one else takes them).
+	 * history_pending: resets that took totals out of this partition and have
+	 * not linked them yet (lock, exclusive).
+	 */
+	dsa_pointer history_evicted;
+	dsa_pointer history_departed;
+	char		pad_write[PG_CACHE_LINE_SIZE - 3 * sizeof(dsa_pointer) - 4 * sizeof(uint32)];
 } NgSharedPartition;
 
 StaticAssertDecl(sizeof(NgSharedPartition) == 2 * PG_CACHE_LINE_SIZE,

@@ -97,11 +97,14 @@ slot_hist_count(NgSlot *slot, int i, int kind, int bucket)
  * slot_record_end
  *		The end of a sample's write section of slot (my slot ls): stamp the
  *		change generation, and return true if a reset has voided the slot
- *		meanwhile (slot_record).
+ *		meanwhile (slot_record), having taken the sample back: it is counted
+ *		again in a slot bound anew, and the history, which copies a voided
+ *		slot's counts after the void (history_capture.c), must not find it
+ *		here as well (ng_counters_unrecord).
  */
 static pg_attribute_always_inline bool
 slot_record_end(NgSlot *slot, const NgLocalSlot *ls,
-				const NgSharedPartition *part)
+				const NgSharedPartition *part, const NgSample *sample)
 {
 	NgSharedEntry *entry = ls->entry;
 
@@ -127,9 +130,13 @@ slot_record_end(NgSlot *slot, const NgLocalSlot *ls,
 		if (likely(part->reset_epoch == ls->reset_epoch))
 			return false;
 		pg_read_barrier();
-		return entry->dead;
+		if (!entry->dead)
+			return false;
 	}
-	return slot->partition_generation != part->generation;
+	else if (likely(slot->partition_generation == part->generation))
+		return false;
+	ng_counters_unrecord(&slot->counters, sample);
+	return true;
 }
 
 /* my slot i has just counted a sample */
@@ -194,7 +201,7 @@ slot_record(NgSlot *slot, int i, NgSharedPartition *part,
 		if (unlikely(slot_hist_count(slot, i, sample->kind, bucket)))
 			ng_slot_owe_group(slot, ls, sample->kind, bucket);
 	}
-	return slot_record_end(slot, ls, part);
+	return slot_record_end(slot, ls, part, sample);
 }
 
 /*
@@ -418,7 +425,7 @@ slot_count_plain(NgLocalEntry *le, const NgSample *sample,
 	slot_begin_write(slot);
 	ng_counters_record_plain(&slot->counters, sample);
 	ngs_pool[at].count++;
-	*voided = slot_record_end(slot, ls, part);
+	*voided = slot_record_end(slot, ls, part, sample);
 	slot_end_write(slot);
 	slot_note_used(i);
 	return true;

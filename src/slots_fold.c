@@ -28,6 +28,7 @@
 #include "alloc.h"
 #include "entry_hist.h"
 #include "evict.h"
+#include "history.h"
 #include "slots_int.h"
 
 /*
@@ -179,6 +180,8 @@ slot_move_counts(int i, NgSharedPartition *part)
 			ng_slot_count_refused(counts->calls[NG_EXEC],
 								  counts->total_time[NG_EXEC],
 								  ng_counters_failed(counts), 0);
+			/* the history's open window counted them: keep them for it */
+			ng_history_keep_unbound(slot->partition, &slot->key, counts);
 		}
 	}
 	return true;

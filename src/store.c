@@ -347,7 +347,9 @@ ng_entry_unlink(NgSharedPartition *part, NgSharedEntry *entry, dsa_pointer dp)
 /*
  * ng_entry_release_memory
  *		Free an unlinked entry, its text and its histograms.  Caller holds the partition
- *		lock exclusively and knows no slot is bound to the entry.
+ *		lock exclusively, or owns the unlinked entry (the keeper, which takes
+ *		evicted entries from the history's lists), and knows no slot is
+ *		bound to the entry.
  */
 void
 ng_entry_release_memory(NgSharedEntry *entry, dsa_pointer dp)

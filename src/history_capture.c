@@ -1,0 +1,293 @@
+/*-------------------------------------------------------------------------
+ *
+ * history_capture.c
+ *		What a reset takes out of the table while a history window is open,
+ *		handed to the keeper so that the window still counts it.
+ *
+ * Why a file of its own: this runs inside resets, in any backend, under
+ * partition locks; the keeper side (history_keeper.c) runs in the keeper
+ * alone.
+ *
+ * The keeper computes a window's delta for a statement as what the table
+ * holds for it at the window's end, minus what it held at the start, plus
+ * the totals of what departed with its key in between (history_keeper.c).
+ * A reset removes entries and voids the slots counting for them (bound to
+ * them, or unbound, through the partition generation, which a partial
+ * reset may move for the unbound slots of other keys too).  So the reset
+ * hands over each entry it removes, as it removes it, and then each slot
+ * its reset voided, copied after the void: a count written into such a
+ * slot before its writer saw the void is in the copy; one written after
+ * is counted again by its writer (slots_count.c), not in the copy.  Only a
+ * sample whose write straddles the void (written before the copy, its
+ * writer's look at the partition after the void) is in both: the window
+ * counts it twice.
+ *
+ * Locking: an evicted entry is linked into its partition's
+ * history_evicted list under the partition lock, exclusive, which the
+ * eviction already holds: no allocation, no wait (history.c's
+ * ng_history_keep_evicted, which eviction calls).  A reset copies what it
+ * removes and voids under the partition lock it holds exclusively (a slot
+ * in the middle of a write is waited for, briefly: its writer needs no
+ * lock to finish), marks the partition history_pending, and after
+ * releasing its locks allocates one NgHistoryDeparted per row, then takes
+ * each such partition's lock exclusively again, briefly, to link them into
+ * history_departed and clear its mark.  The keeper takes both lists under
+ * the partition lock in any mode while it reads the partition, and waits
+ * for a marked partition before it reads it, so that what a reset took out
+ * is counted in the window that counted it, neither lost nor twice.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "alloc.h"
+#include "entry_hist.h"
+#include "history.h"
+#include "slots.h"
+#include "store.h"
+
+/* how long a reset waits for a slot in the middle of a write (x 10 us) */
+#define CAPTURE_SLOT_WAITS	1000
+
+/* what a reset removes or voids for one key, until it can be handed over */
+typedef struct CaptureRow
+{
+	int			p;
+	NgKey		key;
+	dsa_pointer entry;			/* the removed entry; invalid: unbound slots */
+	dsa_pointer handed;			/* its NgHistoryDeparted (capture_end) */
+	NgHistoryTotals t;
+} CaptureRow;
+
+typedef struct HistoryCapture
+{
+	int			nrows;
+	int			maxrows;
+	int			partition_start;	/* first row of the partition */
+	int64		lost;			/* slots left out, rows not handed over */
+	CaptureRow *rows;
+	NgHistCell *cells;			/* a slot's cells, copied */
+	int			maxcells;
+	bool		pending[NG_NUM_PARTITIONS];
+} HistoryCapture;
+
+/*
+ * ng_history_capture_begin
+ *		Before a reset that removes entries: a capture, or NULL when the
+ *		keeper keeps nothing.  Caller holds no lock of ours.  The capture
+ *		allocates backend memory under partition locks, as reads do (an
+ *		out-of-memory ERROR there ends the reset's own query, and error
+ *		recovery releases the locks; a partition left marked is waited for
+ *		by the keeper for a second at most).
+ */
+void *
+ng_history_capture_begin(void)
+{
+	HistoryCapture *cap;
+
+	if (ng_history == NULL || pg_atomic_read_u32(&ng_history->capturing) == 0)
+		return NULL;
+	cap = palloc0(sizeof(HistoryCapture));
+	cap->maxrows = 64;
+	cap->rows = palloc_extended(sizeof(CaptureRow) * (Size) cap->maxrows,
+								MCXT_ALLOC_HUGE);
+	return cap;
+}
+
+/* a new row of partition p for key (under the lock: see above) */
+static CaptureRow *
+capture_new_row(HistoryCapture *cap, int p, const NgKey *key, dsa_pointer dp)
+{
+	CaptureRow *cr;
+
+	if (cap->nrows == cap->maxrows)
+	{
+		cap->maxrows *= 2;
+		cap->rows = repalloc_huge(cap->rows,
+								  sizeof(CaptureRow) * (Size) cap->maxrows);
+	}
+	cr = &cap->rows[cap->nrows++];
+	memset(cr, 0, sizeof(CaptureRow));
+	cr->p = p;
+	cr->key = *key;
+	cr->entry = dp;
+	return cr;
+}
+
+/*
+ * ng_history_capture_entry
+ *		A reset is about to remove entry (at dp) from partition p: keep its
+ *		counts.  Caller holds p's lock exclusively.
+ */
+void
+ng_history_capture_entry(void *arg, int p, const NgSharedEntry *entry,
+						 dsa_pointer dp)
+{
+	static uint64 buf[NG_HIST_BUCKETS * NG_NUM_KINDS];
+	HistoryCapture *cap = arg;
+	CaptureRow *cr;
+
+	if (cap == NULL)
+		return;
+	Assert(LWLockHeldByMeInMode(ng_shared->partitions[p].lock, LW_EXCLUSIVE));
+	if (cap->nrows == 0 || cap->rows[cap->nrows - 1].p != p)
+		cap->partition_start = cap->nrows;
+	cr = capture_new_row(cap, p, &entry->key, dp);
+	ng_history_totals_add_counters(&cr->t, &entry->counters, 1);
+	ng_history_totals_add_hist(&cr->t, ng_entry_hist_copy(entry, buf), 1);
+}
+
+/* add a slot copy's counts and exec cells to a row */
+static void
+capture_add_slot(CaptureRow *cr, const NgSlot *copy, const NgHistCell *cells)
+{
+	ng_history_totals_add_counters(&cr->t, &copy->counters, 1);
+	for (int c = 0; c < copy->hist_cells; c++)
+		if (cells[c].kind == NG_EXEC)
+			cr->t.hist[cells[c].bucket] += cells[c].count;
+}
+
+/*
+ * capture_copy_slot
+ *		Copy slot i of area, waiting (briefly) for a write in progress; false
+ *		(counted as lost) if it stays in the middle of one.
+ */
+static bool
+capture_copy_slot(HistoryCapture *cap, NgBackendSlots *area, int i,
+				  NgSlot *copy)
+{
+	if ((int) area->ncells > cap->maxcells)
+	{
+		cap->maxcells = area->ncells;
+		cap->cells = cap->cells ?
+			repalloc_huge(cap->cells, sizeof(NgHistCell) * cap->maxcells) :
+			palloc_extended(sizeof(NgHistCell) * cap->maxcells, MCXT_ALLOC_HUGE);
+	}
+	for (int waits = 0;
+		 !ng_slot_try_read(area, ng_slot_at(area, i), copy, cap->cells);
+		 waits++)
+	{
+		if (waits == CAPTURE_SLOT_WAITS)
+		{
+			cap->lost++;
+			return false;
+		}
+		pg_usleep(10);
+	}
+	return true;
+}
+
+/*
+ * ng_history_capture_slots
+ *		After a reset of partition p (whose generation was old_generation
+ *		before it): keep the counts of every slot it voided, those bound to
+ *		an entry it removed, and the unbound ones if it moved the generation;
+ *		and mark the partition.  Caller holds p's lock exclusively, since
+ *		before the reset.
+ */
+void
+ng_history_capture_slots(void *arg, int p, uint32 old_generation)
+{
+	HistoryCapture *cap = arg;
+	NgSharedPartition *part = &ng_shared->partitions[p];
+	int			nprocs = ng_store_num_slot_procs();
+	NgSlot		copy;
+
+	if (cap == NULL)
+		return;
+	Assert(LWLockHeldByMeInMode(part->lock, LW_EXCLUSIVE));
+	if (cap->nrows == 0 || cap->rows[cap->nrows - 1].p != p)
+		cap->partition_start = cap->nrows;
+	for (int proc = 0; proc < nprocs; proc++)
+	{
+		NgBackendSlots *area = ng_slots_of_proc(proc);
+
+		for (int i = 0; i < (int) area->nslots; i++)
+		{
+			if (area->partition_of[i] != p ||
+				!capture_copy_slot(cap, area, i, &copy) ||
+				!copy.in_use || copy.partition != p)
+				continue;
+			if (DsaPointerIsValid(copy.entry))
+			{
+				for (int r = cap->partition_start; r < cap->nrows; r++)
+					if (cap->rows[r].entry == copy.entry)
+					{
+						capture_add_slot(&cap->rows[r], &copy, cap->cells);
+						break;
+					}
+			}
+			else if (copy.partition_generation == old_generation &&
+					 part->generation != old_generation &&
+					 ng_counters_any(&copy.counters))
+				capture_add_slot(capture_new_row(cap, p, &copy.key,
+												 InvalidDsaPointer),
+								 &copy, cap->cells);
+		}
+	}
+	part->history_pending++;
+	cap->pending[p] = true;
+}
+
+/*
+ * ng_history_capture_end
+ *		After the reset released its locks: hand the rows over (allocated in
+ *		the DSA area; a row that finds no memory is counted in the history's
+ *		counts_lost) and clear the partitions' marks.  Raises no error, so
+ *		that a mark is cleared once made, but for an error in the reset
+ *		itself (the keeper then stops waiting for that mark).  Takes each marked
+ *		partition's lock exclusively, one at a time, then the history lock.
+ */
+void
+ng_history_capture_end(void *arg)
+{
+	HistoryCapture *cap = arg;
+
+	if (cap == NULL)
+		return;
+	for (int i = 0; i < cap->nrows; i++)
+	{
+		CaptureRow *cr = &cap->rows[i];
+		NgHistoryDeparted *d;
+
+		cr->handed = ng_dsa_allocate(sizeof(NgHistoryDeparted), 0);
+		if (!DsaPointerIsValid(cr->handed))
+		{
+			cap->lost++;
+			continue;
+		}
+		d = dsa_get_address(ng_area, cr->handed);
+		d->key = cr->key;
+		d->t = cr->t;
+	}
+	for (int p = 0; p < NG_NUM_PARTITIONS; p++)
+	{
+		NgSharedPartition *part = &ng_shared->partitions[p];
+
+		if (!cap->pending[p])
+			continue;
+		LWLockAcquire(part->lock, LW_EXCLUSIVE);
+		for (int i = 0; i < cap->nrows; i++)
+		{
+			NgHistoryDeparted *d;
+
+			if (cap->rows[i].p != p || !DsaPointerIsValid(cap->rows[i].handed))
+				continue;
+			d = dsa_get_address(ng_area, cap->rows[i].handed);
+			d->next = part->history_departed;
+			part->history_departed = cap->rows[i].handed;
+		}
+		part->history_pending--;
+		LWLockRelease(part->lock);
+	}
+	if (cap->lost > 0)
+	{
+		LWLockAcquire(ng_history->lock, LW_EXCLUSIVE);
+		ng_history->counts_lost += cap->lost;
+		LWLockRelease(ng_history->lock);
+	}
+	pfree(cap->rows);
+	if (cap->cells)
+		pfree(cap->cells);
+	pfree(cap);
+}

@@ -1,0 +1,219 @@
+/*-------------------------------------------------------------------------
+ *
+ * history_funcs.c
+ *		The history's SQL functions: its windows' rows, closing the open
+ *		window now (take_window), clearing the windows, and its figures for
+ *		the info view.
+ *
+ * Why a file of its own: the history's SQL interface, apart from the
+ * statements' (funcs.c), and of one API version (1.2).
+ *
+ * Locks: the windows are copied under the history lock, shared, and their
+ * tuples formed after it is released; take_window waits for the keeper on
+ * a condition variable, holding nothing.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/proc.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+#include "utils/tuplestore.h"
+#include "utils/wait_event.h"
+
+#include "funcs.h"
+#include "history.h"
+
+/* how long take_window waits for the keeper */
+#define NG_TAKE_WINDOW_WAIT_MS	60000
+
+/* window_start, window_end, userid, dbid, queryid, toplevel; the counters;
+ * the percentiles */
+#define NG_HISTORY_COLS	(6 + NG_HISTORY_NCOUNTERS + NG_HISTORY_NPCT)
+#define NG_HISTORY_INFO_COLS	6
+
+NG_FUNCTION_INFO(pg_stat_statements_ng_history_1_2);
+NG_FUNCTION_INFO(pg_stat_statements_ng_take_window_1_2);
+NG_FUNCTION_INFO(pg_stat_statements_ng_history_reset_1_2);
+NG_FUNCTION_INFO(pg_stat_statements_ng_history_info_1_2);
+
+/* copy every window into backend memory, under the history lock */
+static List *
+history_copy_windows(void)
+{
+	List	   *windows = NIL;
+
+	LWLockAcquire(ng_history->lock, LW_SHARED);
+	for (dsa_pointer dp = ng_history->first; DsaPointerIsValid(dp);)
+	{
+		NgHistoryWindow *w = dsa_get_address(ng_area, dp);
+		Size		size = NG_HISTORY_WINDOW_SIZE(w->nrows);
+		NgHistoryWindow *copy = palloc_extended(size, MCXT_ALLOC_HUGE);
+
+		memcpy(copy, w, size);
+		windows = lappend(windows, copy);
+		dp = w->next;
+	}
+	LWLockRelease(ng_history->lock);
+	return windows;
+}
+
+/* one row's values */
+static void
+history_row_values(const NgHistoryWindow *w, const NgHistoryRow *row,
+				   Datum *values, bool *nulls)
+{
+	int			i = 0;
+
+	memset(nulls, 0, sizeof(bool) * NG_HISTORY_COLS);
+	values[i++] = TimestampTzGetDatum(w->start);
+	values[i++] = TimestampTzGetDatum(w->end);
+	values[i] = ObjectIdGetDatum(row->key.userid);
+	nulls[i++] = row->others;
+	values[i] = ObjectIdGetDatum(row->key.dbid);
+	nulls[i++] = row->others;
+	values[i] = Int64GetDatum((int64) row->key.queryid);
+	nulls[i++] = row->others;
+	values[i] = BoolGetDatum(row->key.toplevel);
+	nulls[i++] = row->others;
+#define COL_I(name, src) values[i++] = Int64GetDatum(row->c.name);
+#define COL_D(name, src) values[i++] = Float8GetDatum(row->c.name);
+	NG_HISTORY_COUNTERS(COL_I, COL_D);
+#undef COL_I
+#undef COL_D
+	for (int p = 0; p < NG_HISTORY_NPCT; p++)
+	{
+		values[i] = Float8GetDatum(row->pct[p]);
+		nulls[i++] = isnan(row->pct[p]);
+	}
+	Assert(i == NG_HISTORY_COLS);
+}
+
+/*
+ * pg_stat_statements_ng_history()
+ *		Every row of every closed window, oldest window first.
+ */
+Datum
+pg_stat_statements_ng_history_1_2(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	List	   *windows;
+	ListCell   *lc;
+	Datum		values[NG_HISTORY_COLS];
+	bool		nulls[NG_HISTORY_COLS];
+
+	ng_check_loaded();
+	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setDesc->natts != NG_HISTORY_COLS)
+		elog(ERROR, "incorrect number of output arguments");
+	windows = history_copy_windows();
+	foreach(lc, windows)
+	{
+		NgHistoryWindow *w = lfirst(lc);
+
+		for (int r = 0; r < w->nrows; r++)
+		{
+			history_row_values(w, &w->rows[r], values, nulls);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc,
+								 values, nulls);
+		}
+	}
+	list_free_deep(windows);
+	return (Datum) 0;
+}
+
+/*
+ * pg_stat_statements_ng_take_window()
+ *		Ask the keeper to close the open window now, and wait until it has
+ *		(a minute at most: a keeper starting or restarting is waited for).
+ *		Superuser only (also revoked from PUBLIC in SQL).
+ */
+Datum
+pg_stat_statements_ng_take_window_1_2(PG_FUNCTION_ARGS)
+{
+	uint64		want;
+	uint32		procno;
+	TimestampTz start = GetCurrentTimestamp();
+
+	ng_check_loaded();
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to take a history window"),
+				 errhint("Only superusers can close the history's window.")));
+	want = pg_atomic_add_fetch_u64(&ng_history->requested, 1);
+	ConditionVariablePrepareToSleep(&ng_history->cv);
+	while (pg_atomic_read_u64(&ng_history->closed) < want)
+	{
+		/* wake the keeper; none (starting, restarting): wait for one */
+		procno = pg_atomic_read_u32(&ng_history->keeper_procno);
+		if (procno != UINT32_MAX)
+			SetLatch(&GetPGProcByNumber(procno)->procLatch);
+		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(),
+									   NG_TAKE_WINDOW_WAIT_MS))
+		{
+			ConditionVariableCancelSleep();
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the pg_stat_statements_ng keeper did not close the window within %d s",
+							NG_TAKE_WINDOW_WAIT_MS / 1000),
+					 errhint("The keeper is a background worker started with the server: see the server log.")));
+		}
+		(void) ConditionVariableTimedSleep(&ng_history->cv, 100,
+										   PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+	PG_RETURN_VOID();
+}
+
+/*
+ * pg_stat_statements_ng_history_reset()
+ *		Drop every closed window; returns the time.  The open window, the
+ *		statements' statistics and the figures are left alone.
+ */
+Datum
+pg_stat_statements_ng_history_reset_1_2(PG_FUNCTION_ARGS)
+{
+	ng_check_loaded();
+	ng_history_free_all();
+	PG_RETURN_TIMESTAMPTZ(GetCurrentTimestamp());
+}
+
+/*
+ * pg_stat_statements_ng_history_info()
+ *		The history's figures, for the info view: windows kept, their
+ *		memory, windows dropped and skipped, departed counts lost, and the
+ *		start of the open window.
+ */
+Datum
+pg_stat_statements_ng_history_info_1_2(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[NG_HISTORY_INFO_COLS];
+	bool		nulls[NG_HISTORY_INFO_COLS];
+	TimestampTz open_since;
+
+	ng_check_loaded();
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	if (tupdesc->natts != NG_HISTORY_INFO_COLS)
+		elog(ERROR, "incorrect number of output arguments");
+	memset(nulls, 0, sizeof(nulls));
+	LWLockAcquire(ng_history->lock, LW_SHARED);
+	values[0] = Int64GetDatum(ng_history->nwindows);
+	values[1] = Int64GetDatum(ng_history->bytes);
+	values[2] = Int64GetDatum(ng_history->windows_dropped);
+	values[3] = Int64GetDatum(ng_history->windows_skipped);
+	values[4] = Int64GetDatum(ng_history->counts_lost);
+	open_since = ng_history->open_since;
+	LWLockRelease(ng_history->lock);
+	values[5] = TimestampTzGetDatum(open_since);
+	nulls[5] = (open_since == 0);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}

@@ -1,0 +1,327 @@
+/*-------------------------------------------------------------------------
+ *
+ * history_persist.c
+ *		The history's windows across restarts: written by the keeper each
+ *		time a window closes (the last at a clean shutdown) to a file of
+ *		their own beside the statistics' dump, read back by the keeper at
+ *		start.
+ *
+ * Why a file of its own: the windows have a format of their own, and
+ * keeping them out of the statistics' dump leaves that format, and its
+ * readers of older versions, as they are.
+ *
+ * The file: a header (magic, format version, server major, the sizes of a
+ * row and the number of counters, the window count and the history's
+ * figures), each window (start, end, row count, rows), and a CRC-32C of
+ * everything before it.  Unlike the dump, it is restored after an
+ * immediate stop or a crash too: it is replaced whole by a rename, and
+ * holds only closed windows, so such a stop loses the open window only.
+ * It is read with the dump's care: opened without blocking, refused unless a regular
+ * file no larger than history_memory allows, read whole, and checked whole
+ * (the CRC, every count against the bytes that remain, every window's
+ * times) before anything is restored.  A failure costs the saved windows,
+ * with one LOG line, never the start or the shutdown.
+ *
+ * Locking: the history lock, exclusive, to link the restored windows; the
+ * windows are read under it, shared, to be written.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "port/pg_crc32c.h"
+#include "storage/fd.h"
+
+#include "alloc.h"
+#include "guc.h"
+#include "history.h"
+
+#define NG_HISTORY_FILE		"pg_stat/pg_stat_statements_ng_history.stat"
+#define NG_HISTORY_TMP_FILE	NG_HISTORY_FILE ".tmp"
+#define NG_HISTORY_MAGIC	0x48475353	/* "SSGH" */
+#define NG_HISTORY_FORMAT	1
+
+typedef struct NgHistoryFileHeader
+{
+	uint32		magic;
+	uint32		format;
+	uint32		pg_major;
+	uint32		row_size;
+	uint32		ncounters;
+	uint32		pad;
+	int64		nwindows;
+	int64		windows_dropped;
+	int64		windows_skipped;
+	int64		counts_lost;
+} NgHistoryFileHeader;
+
+typedef struct NgHistoryFileWindow
+{
+	TimestampTz start;
+	TimestampTz end;
+	int32		nrows;
+	int32		pad;
+} NgHistoryFileWindow;
+
+/* write len bytes, adding them to the CRC; false on failure */
+static bool
+hfile_write(FILE *f, pg_crc32c *crc, const void *data, size_t len)
+{
+	COMP_CRC32C(*crc, data, len);
+	return fwrite(data, 1, len, f) == len;
+}
+
+/* write every window; caller holds the history lock */
+static bool
+hfile_write_windows(FILE *f, pg_crc32c *crc)
+{
+	for (dsa_pointer dp = ng_history->first; DsaPointerIsValid(dp);)
+	{
+		NgHistoryWindow *w = dsa_get_address(ng_area, dp);
+		NgHistoryFileWindow fw;
+
+		memset(&fw, 0, sizeof(fw));
+		fw.start = w->start;
+		fw.end = w->end;
+		fw.nrows = w->nrows;
+		if (!hfile_write(f, crc, &fw, sizeof(fw)) ||
+			!hfile_write(f, crc, w->rows, sizeof(NgHistoryRow) * (Size) w->nrows))
+			return false;
+		dp = w->next;
+	}
+	return true;
+}
+
+/*
+ * ng_history_save
+ *		Keeper, each time a window closes (and so at a clean shutdown):
+ *		write the windows to the file, through a temporary file that is
+ *		fsynced and renamed.  Logs and leaves no file on failure.
+ */
+void
+ng_history_save(void)
+{
+	NgHistoryFileHeader hdr;
+	pg_crc32c	crc;
+	FILE	   *f;
+	bool		ok;
+
+	if (!ng_save)
+		return;
+	f = AllocateFile(NG_HISTORY_TMP_FILE, PG_BINARY_W);
+	if (f == NULL)
+	{
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("pg_stat_statements_ng: could not save the history: could not create file \"%s\": %m",
+						NG_HISTORY_TMP_FILE)));
+		return;
+	}
+	INIT_CRC32C(crc);
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.magic = NG_HISTORY_MAGIC;
+	hdr.format = NG_HISTORY_FORMAT;
+	hdr.pg_major = PG_VERSION_NUM / 100;
+	hdr.row_size = sizeof(NgHistoryRow);
+	hdr.ncounters = NG_HISTORY_NCOUNTERS;
+	LWLockAcquire(ng_history->lock, LW_SHARED);
+	hdr.nwindows = ng_history->nwindows;
+	hdr.windows_dropped = ng_history->windows_dropped;
+	hdr.windows_skipped = ng_history->windows_skipped;
+	hdr.counts_lost = ng_history->counts_lost;
+	ok = hfile_write(f, &crc, &hdr, sizeof(hdr)) &&
+		hfile_write_windows(f, &crc);
+	LWLockRelease(ng_history->lock);
+	FIN_CRC32C(crc);
+	ok = ok && fwrite(&crc, 1, sizeof(crc), f) == sizeof(crc);
+	if (FreeFile(f) != 0 || !ok)
+	{
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("pg_stat_statements_ng: could not save the history: could not write file \"%s\": %m",
+						NG_HISTORY_TMP_FILE)));
+		unlink(NG_HISTORY_TMP_FILE);
+		return;
+	}
+	if (durable_rename(NG_HISTORY_TMP_FILE, NG_HISTORY_FILE, LOG) != 0)
+		unlink(NG_HISTORY_TMP_FILE);
+}
+
+/*
+ * hfile_read_all
+ *		The whole file, palloc'd, its length in *len; NULL (logged) if it
+ *		cannot be opened, is not a regular file, is larger than the
+ *		settings allow, or cannot be read.  No file: NULL, silently.
+ */
+static char *
+hfile_read_all(size_t *len)
+{
+	int			fd = OpenTransientFile(NG_HISTORY_FILE, O_RDONLY | O_NONBLOCK | PG_BINARY);
+	struct stat st;
+	size_t		limit = sizeof(NgHistoryFileHeader) + sizeof(pg_crc32c) +
+		(size_t) ng_history_memory_kb * 1024;
+	char	   *buf = NULL;
+	const char *why = NULL;
+
+	if (fd < 0)
+	{
+		if (errno != ENOENT)
+			why = "could not open it";
+	}
+	else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		why = "it is not a regular file";
+	else if ((uint64) st.st_size > limit)
+		why = "it is larger than history_memory allows";
+	else
+	{
+		buf = palloc_extended(Max(st.st_size, 1), MCXT_ALLOC_HUGE);
+		*len = st.st_size;
+		if (read(fd, buf, *len) != (ssize_t) *len)
+			why = "could not read it";
+	}
+	if (fd >= 0)
+		CloseTransientFile(fd);
+	if (why != NULL)
+	{
+		ereport(LOG,
+				(errmsg("pg_stat_statements_ng: ignored the saved history in \"%s\": %s",
+						NG_HISTORY_FILE, why)));
+		if (buf)
+			pfree(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/*
+ * hfile_check
+ *		Is buf (len bytes) a whole, valid history file?  The reason if not.
+ */
+static const char *
+hfile_check(const char *buf, size_t len)
+{
+	NgHistoryFileHeader hdr;
+	pg_crc32c	crc;
+	size_t		at = sizeof(hdr);
+	TimestampTz last_end = DT_NOBEGIN;
+
+	if (len < sizeof(hdr) + sizeof(crc))
+		return "it is truncated";
+	memcpy(&hdr, buf, sizeof(hdr));
+	if (hdr.magic != NG_HISTORY_MAGIC || hdr.format != NG_HISTORY_FORMAT ||
+		hdr.pg_major != PG_VERSION_NUM / 100 ||
+		hdr.row_size != sizeof(NgHistoryRow) ||
+		hdr.ncounters != NG_HISTORY_NCOUNTERS)
+		return "it was written by another version";
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, buf, len - sizeof(crc));
+	FIN_CRC32C(crc);
+	if (memcmp(&crc, buf + len - sizeof(crc), sizeof(crc)) != 0)
+		return "its checksum does not match";
+	len -= sizeof(crc);
+	if (hdr.nwindows < 0 || hdr.windows_dropped < 0 ||
+		hdr.windows_skipped < 0 || hdr.counts_lost < 0)
+		return "its header is invalid";
+	for (int64 i = 0; i < hdr.nwindows; i++)
+	{
+		NgHistoryFileWindow fw;
+
+		if (len - at < sizeof(fw))
+			return "it is truncated";
+		memcpy(&fw, buf + at, sizeof(fw));
+		at += sizeof(fw);
+		if (fw.nrows < 0 || fw.nrows > NG_HISTORY_STATEMENTS_MAX + 1 ||
+			(len - at) / sizeof(NgHistoryRow) < (size_t) fw.nrows)
+			return "a window's row count is invalid";
+		if (fw.start > fw.end || fw.start < last_end)
+			return "a window's times are invalid";
+		last_end = fw.end;
+		for (int r = 0; r < fw.nrows; r++)
+		{
+			NgHistoryRow row;
+
+			memcpy(&row, buf + at + r * sizeof(NgHistoryRow), sizeof(row));
+			if ((uint8) row.others > 1 || (uint8) row.key.toplevel > 1)
+				return "a window's row is invalid";
+		}
+		at += sizeof(NgHistoryRow) * (size_t) fw.nrows;
+	}
+	if (at != len)
+		return "it has bytes after its windows";
+	return NULL;
+}
+
+/* link the windows of a checked file, oldest first; takes the lock */
+static void
+hfile_restore(const char *buf)
+{
+	NgHistoryFileHeader hdr;
+	size_t		at = sizeof(hdr);
+
+	memcpy(&hdr, buf, sizeof(hdr));
+	for (int64 i = 0; i < hdr.nwindows; i++)
+	{
+		NgHistoryFileWindow fw;
+		dsa_pointer dp;
+		NgHistoryWindow *w;
+
+		memcpy(&fw, buf + at, sizeof(fw));
+		at += sizeof(fw);
+		dp = ng_dsa_allocate(NG_HISTORY_WINDOW_SIZE(fw.nrows), DSA_ALLOC_HUGE);
+		if (DsaPointerIsValid(dp))
+		{
+			w = dsa_get_address(ng_area, dp);
+			w->next = InvalidDsaPointer;
+			w->start = fw.start;
+			w->end = fw.end;
+			w->nrows = fw.nrows;
+			memcpy(w->rows, buf + at, sizeof(NgHistoryRow) * (size_t) fw.nrows);
+		}
+		at += sizeof(NgHistoryRow) * (size_t) fw.nrows;
+		LWLockAcquire(ng_history->lock, LW_EXCLUSIVE);
+		ng_history_link(dp, fw.nrows);
+		LWLockRelease(ng_history->lock);
+	}
+	LWLockAcquire(ng_history->lock, LW_EXCLUSIVE);
+	ng_history->windows_dropped += hdr.windows_dropped;
+	ng_history->windows_skipped += hdr.windows_skipped;
+	ng_history->counts_lost += hdr.counts_lost;
+	LWLockRelease(ng_history->lock);
+}
+
+/*
+ * ng_history_load
+ *		Keeper, the first to start since shared memory was made: restore the
+ *		saved windows, whole or not at all, and remove the file (it is
+ *		written again when the next window closes).  Without save, only
+ *		remove it.
+ */
+void
+ng_history_load(void)
+{
+	char	   *buf;
+	size_t		len = 0;
+	const char *why;
+
+	if (!ng_save)
+	{
+		unlink(NG_HISTORY_FILE);
+		return;
+	}
+	buf = hfile_read_all(&len);
+	unlink(NG_HISTORY_FILE);
+	if (buf == NULL)
+		return;
+	why = hfile_check(buf, len);
+	if (why != NULL)
+		ereport(LOG,
+				(errmsg("pg_stat_statements_ng: ignored the saved history in \"%s\": %s",
+						NG_HISTORY_FILE, why)));
+	else
+		hfile_restore(buf);
+	pfree(buf);
+}
