@@ -266,8 +266,10 @@ push @cases,
   [ 'usage above the maximum', with_crc(patch($body, $tl - 8, pack('L', 0xFFFFFFFF))),
 	qr/invalid counters/ ],
   # timestamps the views could not show (out of range, or infinite)
+  # stats_reset ends the saved info figures, which contrib_size (8 bytes),
+  # contrib_crc and pad (4 each) and the entry count (8) follow
   [ 'stats_reset out of range (INT64_MIN + 1)',
-	with_crc(patch($body, $H - 16, pack('q', -9223372036854775807))),
+	with_crc(patch($body, $H - 32, pack('q', -9223372036854775807))),
 	qr/invalid timestamp in the header/ ],
   [ 'last_eviction_time infinity',
 	with_crc(patch($body, 40, pack('q', 9223372036854775807))),
