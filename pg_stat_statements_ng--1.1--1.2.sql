@@ -112,8 +112,9 @@ AS $$
   ), xy AS (
     SELECT p.*, 50 + (i - 1) * 800.0 / m.n AS x, 800.0 / m.n AS w,
            170.0 * c / m.mc AS h,
-           190 - 170.0 * a / m.mp AS ya, 190 - 170.0 * b / m.mp AS yb,
-           190 - 170.0 * d / m.mp AS yd
+           (190 - 170.0 * a / m.mp)::numeric AS ya,
+           (190 - 170.0 * b / m.mp)::numeric AS yb,
+           (190 - 170.0 * d / m.mp)::numeric AS yd
       FROM p, m
   )
   SELECT '<svg class="chart" viewBox="0 0 900 230" width="900" height="230">'
@@ -130,7 +131,7 @@ AS $$
                                    pg_stat_statements_ng_report_num(d)), '' ORDER BY i)
             FROM xy)
       || '</g>'
-      || (SELECT string_agg(format('<polyline class="%s" points="%s"></polyline>', k, pts), '')
+      || (SELECT coalesce(string_agg(format('<polyline class="%s" points="%s"></polyline>', k, pts), ''), '')
             FROM (SELECT 'p50' AS k, string_agg(round(x + w * 0.4, 2) || ',' || round(ya, 2), ' ' ORDER BY i) AS pts
                     FROM xy WHERE a IS NOT NULL
                   UNION ALL
