@@ -324,6 +324,7 @@ DECLARE
   per      bigint;
   head     text;
   info     text;
+  sets     text;
   body     text;
 BEGIN
   SELECT count(DISTINCT window_start) INTO nwin
@@ -346,8 +347,7 @@ BEGIN
                  pg_stat_statements_ng_html(current_setting('cluster_name')),
                  pg_stat_statements_ng_html(now()::text));
 
-  SELECT format('<h2 id="info">Completeness</h2>%s<table class="kv">%s</table>'
-                '<h3>Settings</h3><table class="kv">%s</table>',
+  SELECT format('<h2 id="info">Completeness</h2>%s<div class="figs">%s</div>',
                 CASE WHEN coalesce((j->>'dealloc')::numeric, 0)
                         + coalesce((j->>'evicted_calls')::numeric, 0)
                         + coalesce((j->>'entries_refused')::numeric, 0)
@@ -359,17 +359,21 @@ BEGIN
                         + coalesce((j->>'history_counts_lost')::numeric, 0) > 0
                      THEN '<p class="warn">Warning: the data is incomplete. Statements were evicted or refused, texts dropped, or windows dropped (the figures below say which): totals and top lists may miss some executions.</p>'
                      ELSE '<p class="ok">No statement, text or window was lost: the data is complete.</p>' END,
-                (SELECT string_agg(format('<tr><th>%s</th><td>%s</td></tr>',
+                (SELECT string_agg(format('<div><span>%s</span> <b>%s</b></div>',
                                           pg_stat_statements_ng_html(key),
                                           pg_stat_statements_ng_html(value)), '')
-                   FROM json_each_text(j)),
-                (SELECT string_agg(format('<tr><th>%s</th><td>%s</td></tr>',
-                                          pg_stat_statements_ng_html(name),
-                                          pg_stat_statements_ng_html(setting || coalesce(' ' || unit, ''))),
-                                   '' ORDER BY name)
-                   FROM pg_settings WHERE name LIKE 'pg\_stat\_statements\_ng.%'))
+                   FROM json_each_text(j)))
     INTO info
     FROM (SELECT to_json(i) AS j FROM pg_stat_statements_ng_info i) AS x;
+
+  SELECT '<h2 id="settings">Settings</h2><div class="figs">'
+      || coalesce(string_agg(format('<div><span>%s</span> <b>%s</b></div>',
+                                    pg_stat_statements_ng_html(name),
+                                    pg_stat_statements_ng_html(setting || coalesce(' ' || unit, ''))),
+                             '' ORDER BY name), '')
+      || '</div>'
+    INTO sets
+    FROM pg_settings WHERE name LIKE 'pg\_stat\_statements\_ng.%';
 
   WITH hist AS MATERIALIZED (
     SELECT window_start, userid, dbid, queryid, toplevel, calls, total_exec_time,
@@ -518,6 +522,7 @@ BEGIN
       || '.warn{background:#fdecea;border:1px solid #e53935;padding:.5em}'
       || '.ok{background:#e8f5e9;border:1px solid #4caf50;padding:.5em}'
       || '.note{color:#555;font-style:italic}'
+      || '.figs{columns:3 18em;font-size:13px}.figs div{break-inside:avoid}.figs span{color:#555}'
       || '.bar{display:flex;width:600px;height:18px;border:1px solid #999}'
       || '.bar .w{display:block;height:100%}'
       || 'svg.chart text{font-size:11px;fill:#333}'
@@ -527,7 +532,7 @@ BEGIN
       || 'svg.chart .p50{stroke:#ffb74d}svg.chart .p95{stroke:#f57c00}svg.chart .p99{stroke:#b71c1c}'
       || '@media print{body{margin:0}a{color:inherit;text-decoration:none}}'
       || '</style></head><body>'
-      || head || info || body
+      || head || info || body || sets
       || '</body></html>';
 END;
 $$;
