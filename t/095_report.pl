@@ -146,14 +146,19 @@ SKIP:
 	  unless $chromium ne '';
 
 	my $home = $node->basedir . '/chromium';
-	my ($stdout, $stderr);
-	IPC::Run::run(
-		[
-			$chromium, '--headless', '--no-sandbox', '--disable-gpu',
-			"--user-data-dir=$home", '--host-resolver-rules=MAP * ~NOTFOUND',
-			'--dump-dom', "file://$file"
-		],
-		'>', \$stdout, '2>', \$stderr);
+	my ($stdout, $stderr) = ('', '');
+	# a script that ran (an alert() waits for a click) would hang chromium
+	eval {
+		IPC::Run::run(
+			[
+				$chromium, '--headless', '--no-sandbox', '--disable-gpu',
+				"--user-data-dir=$home", '--host-resolver-rules=MAP * ~NOTFOUND',
+				'--dump-dom', "file://$file"
+			],
+			'>', \$stdout, '2>', \$stderr,
+			IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+	};
+	diag("chromium did not finish: $@") if $@;
 	like($stdout, qr{<body>.*</body>}s, 'chromium rendered the report')
 	  or diag($stderr);
 	is(scalar(() = $stdout =~ /<script/g), 0, 'the DOM has no script element');
