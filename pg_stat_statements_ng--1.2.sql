@@ -256,6 +256,7 @@ CREATE FUNCTION pg_stat_statements_ng_report_chart(
     p50 float8[], p95 float8[], p99 float8[])
 RETURNS text
 LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path FROM CURRENT
 AS $$
   WITH p AS (
     SELECT i, starts[i] AS s, calls[i] AS c,
@@ -300,7 +301,7 @@ AS $$
            WHERE pts IS NOT NULL)
       || format('<text x="46" y="24" text-anchor="end">%s</text>'
                 '<text x="46" y="194" text-anchor="end">0</text>'
-                '<text x="854" y="24">%s ms</text>'
+                '<text x="850" y="12" text-anchor="end">%s ms</text>'
                 '<text x="50" y="208">%s</text>'
                 '<text x="850" y="208" text-anchor="end">%s</text>'
                 '<text x="50" y="226" class="legend">bars: calls; lines: exec p50 (light), p95, p99 (dark), right scale</text>',
@@ -313,9 +314,12 @@ $$;
 -- the report of [since, until): from the history's windows that start in
 -- the period when there are any, else from the cumulative statistics.
 -- It reads the views only, so a reader sees the texts the views show it.
+-- It and the chart find the extension's objects through the search_path
+-- of their creation: the extension's schema.
 CREATE FUNCTION pg_stat_statements_ng_report(since timestamptz, until timestamptz)
 RETURNS text
 LANGUAGE plpgsql VOLATILE
+SET search_path FROM CURRENT
 AS $$
 DECLARE
   top_n    constant int := 20;   -- statements per top list
