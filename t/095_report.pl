@@ -10,7 +10,8 @@
 # texts are text, every top-list link has its section, and every chart has
 # one bar per window.  The report of a period without windows says so and
 # shows the cumulative figures.  A user without pg_read_all_stats gets a
-# report without other users' texts.
+# report without other users' texts.  With evictions, the report warns that
+# the data is incomplete.
 #
 # The test's own SQL runs with pg_stat_statements_ng.track = none, so that
 # every counted statement is one of the workload's.  The workload's
@@ -176,6 +177,22 @@ SKIP:
 	my @bars = map { scalar(() = /<rect /g) } @charts;
 	is_deeply(\@bars, [ (2) x scalar(@charts) ], 'every chart has one bar per window');
 }
+
+# -- incomplete data: evictions make the report warn --
+$node->append_conf('postgresql.conf', 'pg_stat_statements_ng.max = 100');
+$node->restart;
+my $many = $node->basedir . '/many.sql';
+open(my $mh, '>', $many) or die "$many: $!";
+print $mh 'SELECT ' . join(', ', (1) x $_) . ";\n" foreach 1 .. 150;
+close($mh);
+{
+	local $ENV{PGOPTIONS} = '';
+	$node->command_ok([ 'psql', '-X', '-q', '-d', $node->connstr('postgres'), '-f', $many ],
+		'150 distinct statements in a table of 100');
+}
+my $evicted = sql(q{SELECT pg_stat_statements_ng_report(now() + interval '1 day', now() + interval '2 days')});
+like($evicted, qr{<p class="warn">Warning: the data is incomplete}, 'evictions: the report warns');
+like($evicted, qr{<span>dealloc</span> <b>[1-9][0-9]*</b>}, 'and shows the evictions');
 
 $node->stop;
 done_testing();
