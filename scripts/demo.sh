@@ -69,17 +69,17 @@ done
 chmod a+r "$work"/*.sql
 
 log "running a mixed workload for 10 seconds (a history window closed every 2 seconds)"
-psql -q -c "SELECT pg_stat_statements_ng_take_window()"
+psql -q -c "SELECT pg_stat_statements_ng_take_window()" >/dev/null
 pgbench -c 4 -j 2 -T 10 -n >/dev/null &
 pgbench -c 2 -j 1 -T 10 -n -S -M prepared >/dev/null &
 pgbench -c 2 -j 1 -T 10 -n -f "$work/churn.sql" $(for k in $(seq 1 40); do printf ' -f %s' "$work/distinct_$k.sql"; done) >/dev/null &
 as_pg "$bindir/psql" -h "$work" -p "$port" -X -q -f "$work/failing.sql" postgres >/dev/null 2>&1 &
 for w in 1 2 3 4 5; do
 	sleep 2
-	psql -q -c "SELECT pg_stat_statements_ng_take_window()"
+	psql -q -c "SELECT pg_stat_statements_ng_take_window()" >/dev/null
 done
 wait
-psql -q -c "SELECT pg_stat_statements_ng_take_window()"
+psql -q -c "SELECT pg_stat_statements_ng_take_window()" >/dev/null
 
 log "top statements by total execution time (read right after the clients stopped: no flush, no lag)"
 psql -c "SELECT calls, round(total_exec_time::numeric, 1) AS total_ms,
