@@ -227,6 +227,322 @@ GRANT SELECT ON pg_stat_statements_ng_waits TO PUBLIC;
 
 -- ---- wait profile (end) ----
 
+-- ---- the report: one self-contained HTML document (begin) ----
+
+-- t as HTML text: & < > " ' and = escaped, so that no stored text can
+-- open an element or an attribute, in a text node or an attribute value
+CREATE FUNCTION pg_stat_statements_ng_html(t text)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+  SELECT replace(replace(replace(replace(replace(replace(coalesce(t, ''),
+         '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), '"', '&quot;'),
+         '''', '&#39;'), '=', '&#61;')
+$$;
+
+-- a figure for the report: rounded to 3 decimals, '-' when unknown
+CREATE FUNCTION pg_stat_statements_ng_report_num(x float8)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+  SELECT coalesce(round(x::numeric, 3)::text, '-')
+$$;
+
+-- one statement's chart: a bar of calls per point (a window, or a run of
+-- windows when the period has more than the chart has room for) and the
+-- lines of p50, p95 and p99 (ms) on a scale of their own
+CREATE FUNCTION pg_stat_statements_ng_report_chart(
+    starts timestamptz[], calls bigint[],
+    p50 float8[], p95 float8[], p99 float8[])
+RETURNS text
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path FROM CURRENT
+AS $$
+  WITH p AS (
+    SELECT i, starts[i] AS s, calls[i] AS c,
+           p50[i] AS a, p95[i] AS b, p99[i] AS d
+      FROM generate_subscripts(starts, 1) AS i
+  ), m AS (
+    SELECT count(*) AS n, greatest(max(c), 1) AS mc,
+           greatest(max(a), max(b), max(d), 0.001) AS mp,
+           min(s) AS first, max(s) AS last
+      FROM p
+  ), xy AS (
+    SELECT p.*, 50 + (i - 1) * 800.0 / m.n AS x, 800.0 / m.n AS w,
+           170.0 * c / m.mc AS h,
+           (190 - 170.0 * a / m.mp)::numeric AS ya,
+           (190 - 170.0 * b / m.mp)::numeric AS yb,
+           (190 - 170.0 * d / m.mp)::numeric AS yd
+      FROM p, m
+  )
+  SELECT '<svg class="chart" viewBox="0 0 900 230" width="900" height="230">'
+      || '<title>calls and exec p50, p95, p99 per window</title>'
+      || '<line class="axis" x1="50" y1="190" x2="850" y2="190"></line>'
+      || '<g class="calls">'
+      || (SELECT string_agg(format('<rect x="%s" y="%s" width="%s" height="%s">'
+                                   '<title>%s: %s calls, p50 %s, p95 %s, p99 %s ms</title></rect>',
+                                   round(x, 2), round(190 - h, 2),
+                                   round(greatest(w * 0.8, 0.5), 2), round(h, 2),
+                                   pg_stat_statements_ng_html(to_char(s, 'YYYY-MM-DD HH24:MI:SS')),
+                                   c, pg_stat_statements_ng_report_num(a),
+                                   pg_stat_statements_ng_report_num(b),
+                                   pg_stat_statements_ng_report_num(d)), '' ORDER BY i)
+            FROM xy)
+      || '</g>'
+      || (SELECT coalesce(string_agg(format('<polyline class="%s" points="%s"></polyline>', k, pts), ''), '')
+            FROM (SELECT 'p50' AS k, string_agg(round(x + w * 0.4, 2) || ',' || round(ya, 2), ' ' ORDER BY i) AS pts
+                    FROM xy WHERE a IS NOT NULL
+                  UNION ALL
+                  SELECT 'p95', string_agg(round(x + w * 0.4, 2) || ',' || round(yb, 2), ' ' ORDER BY i)
+                    FROM xy WHERE b IS NOT NULL
+                  UNION ALL
+                  SELECT 'p99', string_agg(round(x + w * 0.4, 2) || ',' || round(yd, 2), ' ' ORDER BY i)
+                    FROM xy WHERE d IS NOT NULL) AS l
+           WHERE pts IS NOT NULL)
+      || format('<text x="46" y="24" text-anchor="end">%s</text>'
+                '<text x="46" y="194" text-anchor="end">0</text>'
+                '<text x="850" y="12" text-anchor="end">%s ms</text>'
+                '<text x="50" y="208">%s</text>'
+                '<text x="850" y="208" text-anchor="end">%s</text>'
+                '<text x="50" y="226" class="legend">bars: calls; lines: exec p50 (light), p95, p99 (dark), right scale</text>',
+                m.mc, pg_stat_statements_ng_report_num(m.mp),
+                to_char(m.first, 'YYYY-MM-DD HH24:MI'), to_char(m.last, 'YYYY-MM-DD HH24:MI'))
+      || '</svg>'
+    FROM m
+$$;
+
+-- the report of [since, until): from the history's windows that start in
+-- the period when there are any, else from the cumulative statistics.
+-- It reads the views only, so a reader sees the texts the views show it.
+-- It and the chart find the extension's objects through the search_path
+-- of their creation: the extension's schema.
+CREATE FUNCTION pg_stat_statements_ng_report(since timestamptz, until timestamptz)
+RETURNS text
+LANGUAGE plpgsql VOLATILE
+SET search_path FROM CURRENT
+AS $$
+DECLARE
+  top_n    constant int := 20;   -- statements per top list
+  max_pts  constant int := 120;  -- points per chart (windows are grouped beyond)
+  nwin     bigint;
+  per      bigint;
+  head     text;
+  info     text;
+  sets     text;
+  body     text;
+BEGIN
+  SELECT count(DISTINCT window_start) INTO nwin
+    FROM pg_stat_statements_ng_history()
+   WHERE window_start >= since AND window_start < until;
+  per := greatest(1, ceil(nwin::numeric / max_pts))::bigint;
+
+  head := format('<h1>pg_stat_statements_ng report</h1><table class="kv">'
+                 '<tr><th>period</th><td>%s to %s</td></tr>'
+                 '<tr><th>source</th><td>%s</td></tr>'
+                 '<tr><th>server</th><td>%s</td></tr>'
+                 '<tr><th>cluster name</th><td>%s</td></tr>'
+                 '<tr><th>data as of</th><td>%s</td></tr></table>',
+                 pg_stat_statements_ng_html(since::text),
+                 pg_stat_statements_ng_html(until::text),
+                 CASE WHEN nwin > 0
+                      THEN format('%s history windows starting in the period', nwin)
+                      ELSE 'cumulative statistics since the last reset: no history window covers the period' END,
+                 pg_stat_statements_ng_html(version()),
+                 pg_stat_statements_ng_html(current_setting('cluster_name')),
+                 pg_stat_statements_ng_html(now()::text));
+
+  SELECT format('<h2 id="info">Completeness</h2>%s<div class="figs">%s</div>',
+                CASE WHEN coalesce((j->>'dealloc')::numeric, 0)
+                        + coalesce((j->>'evicted_calls')::numeric, 0)
+                        + coalesce((j->>'entries_refused')::numeric, 0)
+                        + coalesce((j->>'texts_dropped')::numeric, 0)
+                        + coalesce((j->>'counts_discarded')::numeric, 0)
+                        + coalesce((j->>'dsa_failures')::numeric, 0)
+                        + coalesce((j->>'history_windows_dropped')::numeric, 0)
+                        + coalesce((j->>'history_windows_skipped')::numeric, 0)
+                        + coalesce((j->>'history_counts_lost')::numeric, 0) > 0
+                     THEN '<p class="warn">Warning: the data is incomplete. Statements were evicted or refused, texts dropped, or windows dropped (the figures below say which): totals and top lists may miss some executions.</p>'
+                     ELSE '<p class="ok">No statement, text or window was lost: the data is complete.</p>' END,
+                (SELECT string_agg(format('<div><span>%s</span> <b>%s</b></div>',
+                                          pg_stat_statements_ng_html(key),
+                                          pg_stat_statements_ng_html(value)), '')
+                   FROM json_each_text(j)))
+    INTO info
+    FROM (SELECT to_json(i) AS j FROM pg_stat_statements_ng_info i) AS x;
+
+  SELECT '<h2 id="settings">Settings</h2><div class="figs">'
+      || coalesce(string_agg(format('<div><span>%s</span> <b>%s</b></div>',
+                                    pg_stat_statements_ng_html(name),
+                                    pg_stat_statements_ng_html(setting || coalesce(' ' || unit, ''))),
+                             '' ORDER BY name), '')
+      || '</div>'
+    INTO sets
+    FROM pg_settings WHERE name LIKE 'pg\_stat\_statements\_ng.%';
+
+  WITH hist AS MATERIALIZED (
+    SELECT window_start, userid, dbid, queryid, toplevel, calls, total_exec_time,
+           errors + cancels + timeouts AS failures, exec_p50, exec_p95, exec_p99
+      FROM pg_stat_statements_ng_history
+     WHERE nwin > 0 AND window_start >= since AND window_start < until
+       AND queryid IS NOT NULL
+  ), texts AS MATERIALIZED (
+    SELECT userid, dbid, queryid, toplevel, query
+      FROM pg_stat_statements_ng WHERE queryid IS NOT NULL
+  ), stats AS MATERIALIZED (
+    SELECT userid, dbid, queryid, toplevel, sum(calls)::bigint AS calls,
+           sum(total_exec_time) AS total, sum(failures)::bigint AS failures,
+           max(exec_p99) AS p99
+      FROM hist GROUP BY userid, dbid, queryid, toplevel
+    UNION ALL
+    SELECT userid, dbid, queryid, toplevel, calls, total_exec_time,
+           errors + cancels + timeouts, exec_p99
+      FROM pg_stat_statements_ng WHERE nwin = 0 AND queryid IS NOT NULL
+  ), ranked AS MATERIALIZED (
+    SELECT s.*, l.ord, l.list, s.total / nullif(s.calls, 0) AS mean,
+           format('s%s_%s_%s_%s', s.userid, s.dbid,
+                  replace(s.queryid::text, '-', 'm'), s.toplevel::int) AS anchor,
+           row_number() OVER (PARTITION BY l.list
+                              ORDER BY l.v DESC, s.queryid, s.userid, s.dbid, s.toplevel) AS rn
+      FROM stats s
+     CROSS JOIN LATERAL (VALUES (1, 'total execution time', s.total),
+                                (2, 'calls', s.calls::float8),
+                                (3, 'mean execution time', s.total / nullif(s.calls, 0)),
+                                (4, CASE WHEN nwin > 0 THEN 'p99 (highest of a window)' ELSE 'p99' END, s.p99),
+                                (5, 'failures (errors, cancels, timeouts)', nullif(s.failures, 0)::float8))
+                 AS l(ord, list, v)
+     WHERE l.v IS NOT NULL
+  ), tops AS (
+    SELECT r.*, t.query FROM ranked r
+      LEFT JOIN texts t USING (userid, dbid, queryid, toplevel)
+     WHERE rn <= top_n
+  ), sec AS MATERIALIZED (
+    SELECT DISTINCT ON (anchor) userid, dbid, queryid, toplevel, calls, total, mean,
+           failures, p99, anchor, query
+      FROM tops ORDER BY anchor
+  ), win AS (
+    SELECT ws, row_number() OVER (ORDER BY ws) AS i
+      FROM (SELECT DISTINCT window_start AS ws FROM hist) AS d
+  ), bk AS (
+    SELECT (i - 1) / per AS b, min(ws) AS bs FROM win GROUP BY 1
+  ), hb AS (
+    SELECT h.userid, h.dbid, h.queryid, h.toplevel, (w.i - 1) / per AS b,
+           sum(h.calls)::bigint AS c, max(h.exec_p50) AS a,
+           max(h.exec_p95) AS p, max(h.exec_p99) AS d
+      FROM hist h JOIN win w ON w.ws = h.window_start
+      JOIN sec USING (userid, dbid, queryid, toplevel)
+     GROUP BY 1, 2, 3, 4, 5
+  ), charts AS (
+    SELECT sec.anchor,
+           pg_stat_statements_ng_report_chart(array_agg(bk.bs ORDER BY bk.b),
+                                              array_agg(coalesce(hb.c, 0) ORDER BY bk.b),
+                                              array_agg(hb.a ORDER BY bk.b),
+                                              array_agg(hb.p ORDER BY bk.b),
+                                              array_agg(hb.d ORDER BY bk.b)) AS svg
+      FROM sec CROSS JOIN bk
+      LEFT JOIN hb ON hb.userid = sec.userid AND hb.dbid = sec.dbid
+                  AND hb.queryid = sec.queryid AND hb.toplevel = sec.toplevel
+                  AND hb.b = bk.b
+     GROUP BY sec.anchor
+  ), wr AS (
+    SELECT sec.anchor, w.wait_event_type, w.wait_event, w.samples, w.est_time_ms,
+           sum(w.samples) OVER (PARTITION BY sec.anchor) AS total
+      FROM sec JOIN pg_stat_statements_ng_waits w
+        ON w.userid = sec.userid AND w.dbid = sec.dbid AND w.queryid = sec.queryid
+     WHERE sec.toplevel AND w.samples > 0
+  ), waits AS (
+    SELECT w.anchor,
+           max(w.total) AS total,
+           string_agg(format('<span class="w" style="width:%s%%;background:%s" title="%s: %s samples, %s ms"></span>',
+                             round(100.0 * w.samples / w.total, 2),
+                             CASE w.wait_event_type WHEN 'CPU' THEN '#4caf50' WHEN 'IO' THEN '#2196f3'
+                                  WHEN 'Lock' THEN '#e53935' WHEN 'LWLock' THEN '#ff9800'
+                                  WHEN 'Client' THEN '#9e9e9e' WHEN 'IPC' THEN '#8e24aa'
+                                  WHEN 'Timeout' THEN '#795548' WHEN 'BufferPin' THEN '#00897b'
+                                  ELSE '#607d8b' END,
+                             pg_stat_statements_ng_html(w.wait_event_type || ' / ' || w.wait_event),
+                             w.samples, round(w.est_time_ms::numeric, 1)),
+                      '' ORDER BY w.samples DESC, w.wait_event_type, w.wait_event) AS bar,
+           string_agg(format('<li>%s / %s: %s samples, about %s ms</li>',
+                             pg_stat_statements_ng_html(w.wait_event_type),
+                             pg_stat_statements_ng_html(w.wait_event),
+                             w.samples, round(w.est_time_ms::numeric, 1)),
+                      '' ORDER BY w.samples DESC, w.wait_event_type, w.wait_event) AS list
+      FROM wr AS w
+     GROUP BY w.anchor
+  )
+  SELECT '<h2 id="top">Top statements</h2>'
+      || coalesce((SELECT string_agg(tbl, '' ORDER BY ord) FROM (
+           SELECT ord, format('<h3>By %s</h3><table class="top"><tr><th>#</th><th>calls</th>'
+                              '<th>total ms</th><th>mean ms</th><th>p99 ms</th><th>failures</th>'
+                              '<th>statement</th></tr>%s</table>',
+                              list,
+                              string_agg(format('<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td>'
+                                                '<td>%s</td><td>%s</td><td><a href="#%s">%s</a></td></tr>',
+                                                rn, calls, pg_stat_statements_ng_report_num(total),
+                                                pg_stat_statements_ng_report_num(mean),
+                                                pg_stat_statements_ng_report_num(p99), failures, anchor,
+                                                pg_stat_statements_ng_html(coalesce(left(query, 100),
+                                                                                    '(no text)'))),
+                                         '' ORDER BY rn)) AS tbl
+             FROM tops GROUP BY ord, list) AS t),
+           '<p>No statement was counted in the period.</p>')
+      || '<h2 id="statements">Statements</h2>'
+      || coalesce((SELECT string_agg(format(
+             '<section id="%s"><h3>queryid %s</h3><p class="who">user %s, database %s%s</p>'
+             '<pre>%s</pre><table class="kv"><tr><th>calls</th><td>%s</td></tr>'
+             '<tr><th>total execution time</th><td>%s ms</td></tr>'
+             '<tr><th>mean execution time</th><td>%s ms</td></tr>'
+             '<tr><th>p99</th><td>%s ms</td></tr>'
+             '<tr><th>failures</th><td>%s</td></tr></table>%s%s'
+             '<p><a href="#top">back to the top lists</a></p></section>',
+             sec.anchor, sec.queryid,
+             pg_stat_statements_ng_html(pg_get_userbyid(sec.userid)::text),
+             pg_stat_statements_ng_html((SELECT datname FROM pg_database WHERE oid = sec.dbid)::text),
+             CASE WHEN sec.toplevel THEN '' ELSE ', nested' END,
+             pg_stat_statements_ng_html(coalesce(sec.query, '(no text)')),
+             sec.calls, pg_stat_statements_ng_report_num(sec.total),
+             pg_stat_statements_ng_report_num(sec.mean),
+             pg_stat_statements_ng_report_num(sec.p99), sec.failures,
+             CASE WHEN nwin > 0
+                  THEN '<h4>Per window</h4>' || coalesce(c.svg, '')
+                  ELSE '<p class="note">No history window covers the period: the figures are cumulative since the last reset.</p>' END,
+             CASE WHEN NOT sec.toplevel THEN ''
+                  WHEN w.anchor IS NULL THEN '<h4>Waits</h4><p class="note">No wait sample for this statement.</p>'
+                  ELSE format('<h4>Waits (%s samples since the last reset)</h4><div class="bar">%s</div><ul class="waits">%s</ul>',
+                              w.total, w.bar, w.list) END),
+           '' ORDER BY sec.total DESC NULLS LAST, sec.anchor)
+             FROM sec LEFT JOIN charts c USING (anchor) LEFT JOIN waits w USING (anchor)),
+           '')
+    INTO body;
+
+  RETURN '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+      || '<title>pg_stat_statements_ng report</title><style>'
+      || 'body{font:14px/1.4 sans-serif;margin:2em;color:#222;max-width:1100px}'
+      || 'table{border-collapse:collapse;margin:.5em 0}'
+      || 'th,td{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}'
+      || 'table.top td:nth-child(-n+6){text-align:right;white-space:nowrap}'
+      || 'pre{white-space:pre-wrap;word-break:break-all;background:#f6f6f6;padding:.5em;border:1px solid #ddd}'
+      || 'section{border-top:2px solid #888;margin-top:1.5em;page-break-inside:avoid}'
+      || '.warn{background:#fdecea;border:1px solid #e53935;padding:.5em}'
+      || '.ok{background:#e8f5e9;border:1px solid #4caf50;padding:.5em}'
+      || '.note{color:#555;font-style:italic}'
+      || '.figs{columns:3 18em;font-size:13px}.figs div{break-inside:avoid}.figs span{color:#555}'
+      || '.bar{display:flex;width:600px;height:18px;border:1px solid #999}'
+      || '.bar .w{display:block;height:100%}'
+      || 'svg.chart text{font-size:11px;fill:#333}'
+      || 'svg.chart .calls rect{fill:#90caf9}'
+      || 'svg.chart .axis{stroke:#333}'
+      || 'svg.chart polyline{fill:none;stroke-width:1.5}'
+      || 'svg.chart .p50{stroke:#ffb74d}svg.chart .p95{stroke:#f57c00}svg.chart .p99{stroke:#b71c1c}'
+      || '@media print{body{margin:0}a{color:inherit;text-decoration:none}}'
+      || '</style></head><body>'
+      || head || info || body || sets
+      || '</body></html>';
+END;
+$$;
+
+-- ---- the report (end) ----
+
 -- ---- the history: time windows of per-statement deltas ----
 
 -- every row of every closed window, oldest window first

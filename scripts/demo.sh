@@ -6,7 +6,10 @@
 # Installs PostgreSQL (scripts/setup-postgres.sh), builds and installs the
 # extension, starts a throwaway cluster with it preloaded, runs a short mixed
 # pgbench workload (TPC-B-like writes, prepared selects, and a churn of
-# distinct statements), then prints the top statements and the info view.
+# distinct statements, and one that fails one time in ten) while a history
+# window closes every 2 seconds, then prints the top statements and the info
+# view, and writes the HTML report of the workload
+# (PGSSNG_DEMO_REPORT, default /tmp/pg_stat_statements_ng-report.html).
 # The cluster is removed at the end.
 set -euo pipefail
 
@@ -56,6 +59,8 @@ cat >"$work/churn.sql" <<'SQL'
 \set n random(1, 300)
 SELECT count(*) FROM pgbench_branches WHERE bid = :n OR bid = :n + 1;
 SQL
+# one statement that fails one time in ten (division by zero)
+for i in $(seq 1 400); do printf 'SELECT 1 / (%d %% 10 + floor(random())::int);\n' "$i"; done >"$work/failing.sql"
 # distinct statements: a different number of OR terms each time
 for k in $(seq 1 40); do
 	terms=$(for j in $(seq 1 "$k"); do printf ' OR aid = %d' "$j"; done)
@@ -63,11 +68,18 @@ for k in $(seq 1 40); do
 done
 chmod a+r "$work"/*.sql
 
-log "running a mixed workload for 10 seconds"
+log "running a mixed workload for 10 seconds (a history window closed every 2 seconds)"
+psql -q -c "SELECT pg_stat_statements_ng_take_window()" >/dev/null
 pgbench -c 4 -j 2 -T 10 -n >/dev/null &
 pgbench -c 2 -j 1 -T 10 -n -S -M prepared >/dev/null &
 pgbench -c 2 -j 1 -T 10 -n -f "$work/churn.sql" $(for k in $(seq 1 40); do printf ' -f %s' "$work/distinct_$k.sql"; done) >/dev/null &
+as_pg "$bindir/psql" -h "$work" -p "$port" -X -q -f "$work/failing.sql" postgres >/dev/null 2>&1 &
+for w in 1 2 3 4 5; do
+	sleep 2
+	psql -q -c "SELECT pg_stat_statements_ng_take_window()" >/dev/null
+done
 wait
+psql -q -c "SELECT pg_stat_statements_ng_take_window()" >/dev/null
 
 log "top statements by total execution time (read right after the clients stopped: no flush, no lag)"
 psql -c "SELECT calls, round(total_exec_time::numeric, 1) AS total_ms,
@@ -76,3 +88,7 @@ psql -c "SELECT calls, round(total_exec_time::numeric, 1) AS total_ms,
            FROM pg_stat_statements_ng ORDER BY total_exec_time DESC LIMIT 10"
 log "the info view"
 psql -x -c "SELECT * FROM pg_stat_statements_ng_info"
+
+report=${PGSSNG_DEMO_REPORT:-/tmp/pg_stat_statements_ng-report.html}
+psql -Atc "SELECT pg_stat_statements_ng_report(now() - interval '1 hour', now())" >"$report"
+log "the report of this workload (one HTML file, open it in a browser): $report"

@@ -7,6 +7,7 @@
 #   17, 18: built from Debian's source packages (trixie, sid) with assertions and
 #           TAP support, installed under $PGSSNG_CACHE/pg-<exact version>, and
 #           reused when already there (a build takes a few minutes on 2 cores).
+#   and Debian's chromium, in which t/095_report.pl opens the HTML report.
 #
 # Prints nothing on stdout but progress; afterwards scripts/pg-bindir.sh MAJOR
 # names the bin directory of each major.  Idempotent.
@@ -18,7 +19,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 need_apt=0
 for pkg in postgresql-15 postgresql-server-dev-15 postgresql-contrib bison flex \
 	libipc-run-perl zlib1g-dev pkg-config make gcc \
-	postgresql-15-pg-stat-kcache postgresql-15-powa prometheus-postgres-exporter; do
+	postgresql-15-pg-stat-kcache postgresql-15-powa prometheus-postgres-exporter \
+	chromium; do
 	dpkg -s "$pkg" >/dev/null 2>&1 || need_apt=1
 done
 # deb-src entries for the newer suites, on the URI of the machine's own Debian
@@ -62,7 +64,8 @@ if [ "$need_apt" = 1 ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 		postgresql-15 postgresql-server-dev-15 postgresql-contrib bison flex \
 		libipc-run-perl zlib1g-dev pkg-config make gcc \
-		postgresql-15-pg-stat-kcache postgresql-15-powa prometheus-postgres-exporter >/dev/null
+		postgresql-15-pg-stat-kcache postgresql-15-powa prometheus-postgres-exporter \
+		chromium >/dev/null
 fi
 # the exporter's package may start its service (on every address, for no
 # server): the tests run their own, on 127.0.0.1

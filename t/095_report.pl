@@ -1,0 +1,198 @@
+# The report: pg_stat_statements_ng_report(since, until), one HTML document.
+#
+# A small workload runs in two history windows (closed with take_window()):
+# statements whose stored texts hold markup (a quoted identifier with
+# </script><script>, a comment with <img onerror>), a plain one, one that
+# fails, one that sleeps (so it has wait samples).  The report of a period
+# holding both windows is checked as text (exact calls and failures, every
+# stored text escaped, nothing that could fetch anything), then opened in
+# headless chromium: the DOM has no script and no img element, the hostile
+# texts are text, every top-list link has its section, and every chart has
+# one bar per window.  The report of a period without windows says so and
+# shows the cumulative figures.  A user without pg_read_all_stats gets a
+# report without other users' texts.  With evictions, the report warns that
+# the data is incomplete.
+#
+# The test's own SQL runs with pg_stat_statements_ng.track = none, so that
+# every counted statement is one of the workload's.  The workload's
+# statements differ in shape (their aliases alone would not: a query's
+# identity ignores them).
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('report');
+$node->init;
+$node->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'pg_stat_statements_ng'
+autovacuum = off
+pg_stat_statements_ng.admission = all
+pg_stat_statements_ng.history_interval = 3600
+pg_stat_statements_ng.wait_sample_interval = 10ms
+});
+$node->start;
+
+$ENV{PGOPTIONS} = '-c pg_stat_statements_ng.track=none';
+sub sql { return $node->safe_psql('postgres', $_[0]); }
+
+# a workload statement: counted (the test's own SQL is not)
+sub run
+{
+	my ($stmt, $times, $user) = @_;
+	local $ENV{PGOPTIONS} = '';
+	my @conn = defined $user ? (connstr => $node->connstr('postgres') . " user=$user") : ();
+	$node->psql('postgres', $stmt, @conn) for 1 .. $times;
+	return;
+}
+
+sql('CREATE EXTENSION pg_stat_statements_ng');
+sql('CREATE ROLE reader LOGIN');
+sql('SELECT pg_stat_statements_ng_reset()');
+sql('SELECT pg_stat_statements_ng_take_window()');
+
+my $script_id = 'SELECT 1 AS "</script><script>alert(1)</script>"';
+my $img_comment = 'SELECT /* <img src=x onerror=alert(2)> */ 2, 2 AS hostile_comment';
+
+# window 1
+run($script_id, 3);
+run($img_comment, 2);
+run('SELECT 1 / (SELECT 0) AS fails', 2);
+sql('SELECT pg_stat_statements_ng_take_window()');
+# window 2
+run($script_id, 2);
+run('SELECT 3, 3, 3 AS plain', 5);
+run('SELECT 1 / (SELECT 0) AS fails', 1);
+run('SELECT pg_sleep(0.3) AS napping', 1);
+sql('SELECT pg_stat_statements_ng_take_window()');
+# after the windows: only in the cumulative statistics
+run('SELECT 4, 4, 4, 4 AS secret_marker_text', 1);
+run('SELECT 5, 5, 5, 5, 5 AS reader_own', 2, 'reader');
+
+my $windowed = sql(
+	q{SELECT pg_stat_statements_ng_report(now() - interval '1 day', now() + interval '1 minute')});
+my $cumulative = sql(
+	q{SELECT pg_stat_statements_ng_report(now() + interval '1 day', now() + interval '2 days')});
+
+# the section of the statement whose escaped text holds $needle
+sub section_of
+{
+	my ($html, $needle) = @_;
+	my @s = split(/<section /, $html);
+	shift @s;    # the top lists
+	@s = grep { index($_, $needle) >= 0 } @s;
+	return scalar(@s) == 1 ? $s[0] : "(" . scalar(@s) . " sections hold $needle)";
+}
+
+sub figure
+{
+	my ($section, $name) = @_;
+	return $section =~ m{<th>\Q$name\E</th><td>([^<]*)</td>} ? $1 : '(none)';
+}
+
+# kept for reading after the test
+my $file = $node->basedir . '/report.html';
+open(my $fh, '>', $file) or die "$file: $!";
+print $fh $windowed;
+close($fh);
+
+# -- the report as text --
+like($windowed, qr{^<!DOCTYPE html>.*</html>$}s, 'one HTML document');
+like($windowed, qr{2 history windows starting in the period}, 'the period comes from 2 windows');
+like($windowed, qr{<th>cluster name</th><td>report</td>}, 'the cluster name');
+my $sec = section_of($windowed, 'alert(1)');
+is(figure($sec, 'calls'), '5', 'calls of the </script> statement over both windows');
+like($sec, qr{\Q&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;\E}, '</script> escaped');
+is(figure(section_of($windowed, 'hostile_comment'), 'calls'), '2', 'calls of the <img> statement');
+like($windowed, qr{\Q/* &lt;img src&#61;x onerror&#61;alert(2)&gt; */\E}, '<img> comment escaped');
+is(figure(section_of($windowed, 'AS plain'), 'calls'), '5', 'calls of the plain statement');
+is(figure(section_of($windowed, 'AS fails'), 'failures'), '3', 'failures of the failing statement');
+like($windowed, qr{<h3>By failures[^<]*</h3><table class="top">(?:(?!</table>).)*AS fails}s,
+	'the failing statement is in the failures list');
+unlike($windowed, qr{secret_marker_text}, 'a statement after the period is not in the windows report');
+like(section_of($windowed, 'napping'), qr{<div class="bar"><span class="w" style="width:[0-9.]+%;background:#[0-9a-f]+" title="Timeout / PgSleep: }, 'the sleeping statement has its waits bar');
+like($windowed, qr{<p class="ok">}, 'nothing lost: no warning');
+foreach my $bad ('http://', 'https://', 'src=', 'url(', '@import', '<script', '<img')
+{
+	is(index(lc($windowed), $bad), -1, "the report holds no $bad");
+}
+
+like($cumulative, qr{no history window covers the period}, 'a period without windows says so');
+unlike($cumulative, qr{<svg}, 'and has no chart');
+is(figure(section_of($cumulative, 'alert(1)'), 'calls'), '5', 'cumulative calls of the </script> statement');
+is(figure(section_of($cumulative, 'secret_marker_text'), 'calls'), '1', 'cumulative calls of a later statement');
+
+# -- permissions: the reader sees its own texts only --
+{
+	local $ENV{PGOPTIONS} = '';
+	foreach my $period ("now() + interval '1 day', now() + interval '2 days'",
+		"now() - interval '1 day', now() + interval '1 minute'")
+	{
+		my $r = $node->safe_psql('postgres', "SELECT pg_stat_statements_ng_report($period)",
+			connstr => $node->connstr('postgres') . ' user=reader');
+		unlike($r, qr{secret_marker_text|alert\(1\)|hostile_comment}, "the reader sees no other user's text ($period)");
+		like($r, qr{reader_own}, "the reader sees its own text ($period)")
+		  if $period =~ /2 days/;
+	}
+}
+
+# -- in the browser --
+SKIP:
+{
+	my $chromium = `command -v chromium 2>/dev/null`;
+	chomp $chromium;
+	skip 'chromium is not installed (apt-get install chromium): the browser checks are skipped', 7
+	  unless $chromium ne '';
+
+	my $home = $node->basedir . '/chromium';
+	my ($stdout, $stderr) = ('', '');
+	# a script that ran (an alert() waits for a click) would hang chromium
+	eval {
+		IPC::Run::run(
+			[
+				$chromium, '--headless', '--no-sandbox', '--disable-gpu',
+				"--user-data-dir=$home", '--host-resolver-rules=MAP * ~NOTFOUND',
+				'--dump-dom', "file://$file"
+			],
+			'>', \$stdout, '2>', \$stderr,
+			IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+	};
+	diag("chromium did not finish: $@") if $@;
+	like($stdout, qr{<body>.*</body>}s, 'chromium rendered the report')
+	  or diag($stderr);
+	is(scalar(() = $stdout =~ /<script/g), 0, 'the DOM has no script element');
+	is(scalar(() = $stdout =~ /<img/g), 0, 'the DOM has no img element');
+	ok( index($stdout, 'AS "&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;"') >= 0
+		  && index($stdout, '/* &lt;img src=x onerror=alert(2)&gt; */') >= 0,
+		'the hostile texts are text in the DOM');
+	my @links = $stdout =~ m{<a href="#(s[0-9a-z_]+)">}g;
+	my @missing = grep { index($stdout, qq{<section id="$_">}) < 0 } @links;
+	ok(@links > 0 && !@missing, 'every top-list link has its section')
+	  or diag("missing: @missing");
+	my @charts = $stdout =~ m{<svg class="chart"(.*?)</svg>}sg;
+	my @sections = $stdout =~ m{<section }g;
+	is(scalar(@charts), scalar(@sections), 'one chart per section');
+	my @bars = map { scalar(() = /<rect /g) } @charts;
+	is_deeply(\@bars, [ (2) x scalar(@charts) ], 'every chart has one bar per window');
+}
+
+# -- incomplete data: evictions make the report warn --
+$node->append_conf('postgresql.conf', 'pg_stat_statements_ng.max = 100');
+$node->restart;
+my $many = $node->basedir . '/many.sql';
+open(my $mh, '>', $many) or die "$many: $!";
+print $mh 'SELECT ' . join(', ', (1) x $_) . ";\n" foreach 1 .. 150;
+close($mh);
+{
+	local $ENV{PGOPTIONS} = '';
+	$node->command_ok([ 'psql', '-X', '-q', '-d', $node->connstr('postgres'), '-f', $many ],
+		'150 distinct statements in a table of 100');
+}
+my $evicted = sql(q{SELECT pg_stat_statements_ng_report(now() + interval '1 day', now() + interval '2 days')});
+like($evicted, qr{<p class="warn">Warning: the data is incomplete}, 'evictions: the report warns');
+like($evicted, qr{<span>dealloc</span> <b>[1-9][0-9]*</b>}, 'and shows the evictions');
+
+$node->stop;
+done_testing();
