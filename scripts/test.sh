@@ -3,6 +3,9 @@
 #
 #   scripts/test.sh            # 15, 16, 17 and 18
 #   PGSSNG_MAJORS=18 scripts/test.sh
+#   scripts/test.sh asan       # one sanitizer mode only (scripts/sanitize.sh):
+#   scripts/test.sh valgrind   # asan, valgrind or fuzz, on 18's instrumented
+#   scripts/test.sh fuzz       # trees (scripts/setup-sanitizers.sh)
 #
 # For each major: build with -Wall -Werror and assertions, install into that
 # major's tree, then run the pg_regress suite and the TAP tests (each starts
@@ -13,6 +16,11 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 . "$here/common.sh"
+
+if [ $# -gt 0 ]; then
+	bash "$here/setup-postgres.sh" || die "setup failed"
+	exec bash "$here/sanitize.sh" "$@"
+fi
 
 bash "$here/setup-postgres.sh" || die "setup failed"
 
@@ -240,7 +248,22 @@ case " $PGSSNG_MAJORS " in *" 18 "*)
 		echo "ok - asan persist"; passed=$((passed + 1))
 	else
 		echo "not ok - asan persist"; failed=$((failed + 1)); failures+=("asan-persist")
-	fi ;;
+	fi
+	# the whole suite under ASan and UBSan, the pg_regress suite and the
+	# normalizer's TAP test under valgrind, the fuzzers (scripts/sanitize.sh)
+	for mode in asan valgrind fuzz; do
+		log "sanitizers: scripts/sanitize.sh $mode (18)"
+		out=$(mktemp /tmp/pgssng-san-$mode.XXXXXX)
+		t0=$(date +%s)
+		if bash "$here/sanitize.sh" "$mode" >"$out" 2>&1; then
+			grep -E '^fuzz' "$out"
+			echo "ok - sanitize $mode ($(($(date +%s) - t0)) s)"; passed=$((passed + 1))
+		else
+			tail -n 80 "$out"
+			echo "not ok - sanitize $mode"; failed=$((failed + 1)); failures+=("sanitize-$mode")
+		fi
+		rm -f "$out"
+	done ;;
 esac
 
 # packaging (issue 16): the Debian packages on Debian's 15 (the script moves
