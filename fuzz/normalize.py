@@ -17,7 +17,9 @@ text the extension stores:
     its comments, a single quote or a dollar quote; every numeric constant
     carries the digits 7319 (in the decimal forms, with any underscores) or
     is a 0x/0o/0b literal, and no stored text may hold either;
-  * it is valid UTF-8 (the server encoding);
+  * it is valid UTF-8 (the server encoding): the reader shows an invalid
+    byte as \xNN, which no stored text may hold (the generator writes no
+    backslash outside its string constants);
   * its parameter symbols $n are 1..k without gaps, each squashed list
     counting as one ("$n /*, ... */"), for texts of statements that had no
     $n of their own.
@@ -432,6 +434,10 @@ def check_text(raw):
         text = raw.decode("utf-8", errors="strict")
     except UnicodeDecodeError as e:
         return "not valid UTF-8: %s" % e
+    # the view shows a byte that is not valid in the server encoding as
+    # \xNN (textconv.c): the generator writes no backslash outside strings
+    if "\\x" in text:
+        return "a byte not valid in the server encoding is stored"
     # a comment is the user's text, not a constant: a quote may stand in
     # one (the generator's damage puts some there); markers may not
     bare = COMMENT.sub(" ", text)

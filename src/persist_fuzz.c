@@ -32,6 +32,7 @@
 #include "miscadmin.h"
 #include "port/pg_crc32c.h"
 #include "utils/array.h"
+#include "catalog/pg_type_d.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/tuplestore.h"
@@ -47,7 +48,7 @@ typedef struct FuzzOutcome
 {
 	char	   *why;
 	int64		count;
-} FuzzOutcome;
+}			FuzzOutcome;
 
 static const uint64 fuzz_values[] = {
 	0, 1, 2, 3, 4, 7, 8, 16, 64, 127, 128, 255, 256, 1024, 65535, 65536,
@@ -145,7 +146,7 @@ fuzz_fix_crc(char *buf, size_t len)
 
 /* Count an outcome: the reason cut before its first digit */
 static void
-fuzz_count(FuzzOutcome *outcomes, int *n, const char *why)
+fuzz_count(FuzzOutcome * outcomes, int *n, const char *why)
 {
 	size_t		len = strcspn(why, "0123456789(");
 
@@ -184,7 +185,8 @@ pg_stat_statements_ng_fuzz_loader(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	pg_prng_seed(&rng, (uint64) PG_GETARG_INT64(2));
-	deconstruct_array_builtin(arr, BYTEAOID, &elems, &nulls, &nfiles);
+	deconstruct_array(arr, BYTEAOID, -1, false, TYPALIGN_INT, &elems, &nulls,
+					  &nfiles);
 	if (nfiles == 0)
 		elog(ERROR, "empty corpus");
 	for (int i = 0; i < nfiles; i++)

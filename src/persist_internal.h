@@ -88,12 +88,12 @@ typedef struct NgDumpReader
 	size_t		left;			/* bytes of the body not yet handed out */
 	pg_crc32c	crc;
 	bool		io_error;		/* a read failed or the dump was shorter */
-} NgDumpReader;
+}			NgDumpReader;
 
 /* persist_reader.c: the sequential reader */
-extern bool ng_dump_reader_start(NgDumpReader *r, size_t size);
-extern bool ng_dump_read(NgDumpReader *r, void *out, size_t len, bool *nul);
-extern bool ng_dump_read_trailer(NgDumpReader *r, pg_crc32c *stored);
+extern bool ng_dump_reader_start(NgDumpReader * r, size_t size);
+extern bool ng_dump_read(NgDumpReader * r, void *out, size_t len, bool *nul);
+extern bool ng_dump_read_trailer(NgDumpReader * r, pg_crc32c *stored);
 
 /* persist_write.c: write every row to the file (the keeper, at shutdown) */
 extern void ng_persist_dump(void);

@@ -47,7 +47,7 @@
  *		checked.  Returns NULL if it is fine, else why not.
  */
 static const char *
-persist_check_entry(NgDumpReader *r, NgDumpEntry *de, uint64 *hist,
+persist_check_entry(NgDumpReader * r, NgDumpEntry *de, uint64 *hist,
 					char **qtext)
 {
 	bool		nul = false;
@@ -307,7 +307,7 @@ persist_check_size(uint64 size, uint64 max_size)
  *		sound, else why not; *hdr gets the header.
  */
 static const char *
-persist_validate(NgDumpReader *r, NgDumpHeader *hdr)
+persist_validate(NgDumpReader * r, NgDumpHeader *hdr)
 {
 	const char *why = NULL;
 	pg_crc32c	stored_crc;
@@ -355,7 +355,7 @@ persist_validate(NgDumpReader *r, NgDumpHeader *hdr)
  *		Returns NULL, or why the file could not be read to the end.
  */
 static const char *
-persist_restore_entries(NgDumpReader *r, uint64 nentries, int64 *restored)
+persist_restore_entries(NgDumpReader * r, uint64 nentries, int64 *restored)
 {
 	const char *why = NULL;
 
@@ -408,7 +408,7 @@ ng_persist_load_file(void)
 {
 	int			fd;
 	struct stat st;
-	NgDumpReader	r;
+	NgDumpReader r;
 	NgDumpHeader hdr;
 	const char *why = NULL;
 	int64		restored = -1;

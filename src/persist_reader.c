@@ -26,7 +26,7 @@
  *		CRC's).  False if the file cannot be rewound.
  */
 bool
-ng_dump_reader_start(NgDumpReader *r, size_t size)
+ng_dump_reader_start(NgDumpReader * r, size_t size)
 {
 	r->buf_pos = r->buf_len = 0;
 	r->size = size;
@@ -38,7 +38,7 @@ ng_dump_reader_start(NgDumpReader *r, size_t size)
 }
 
 static bool
-dump_fill(NgDumpReader *r)
+dump_fill(NgDumpReader * r)
 {
 	size_t		want = Min(NG_DUMP_READ_CHUNK, r->file_left);
 	ssize_t		n;
@@ -79,7 +79,7 @@ dump_fill(NgDumpReader *r)
  *		the file cannot be read (then io_error is set).
  */
 bool
-ng_dump_read(NgDumpReader *r, void *out, size_t len, bool *nul)
+ng_dump_read(NgDumpReader * r, void *out, size_t len, bool *nul)
 {
 	char	   *to = out;
 
@@ -112,7 +112,7 @@ ng_dump_read(NgDumpReader *r, void *out, size_t len, bool *nul)
  *		Once the body is handed out: read the CRC trailer.
  */
 bool
-ng_dump_read_trailer(NgDumpReader *r, pg_crc32c *stored)
+ng_dump_read_trailer(NgDumpReader * r, pg_crc32c *stored)
 {
 	pg_crc32c	crc = r->crc;
 	bool		ok;
