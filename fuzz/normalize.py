@@ -18,7 +18,7 @@ text the extension stores:
     carries the digits 7319 (in the decimal forms, with any underscores) or
     is a 0x/0o/0b literal, and no stored text may hold either;
   * it is valid UTF-8 (the server encoding): the reader shows an invalid
-    byte as \xNN, which no stored text may hold (the generator writes no
+    byte as \\xNN, which no stored text may hold (the generator writes no
     backslash outside its string constants);
   * its parameter symbols $n are 1..k without gaps, each squashed list
     counting as one ("$n /*, ... */"), for texts of statements that had no
@@ -32,7 +32,11 @@ replays the same statements.  The server's own logs (ASan, UBSan, valgrind,
 memory-context warnings) are the caller's to check (scripts/fuzz.sh).
 
   fuzz/normalize.py --libpq LIB --host SOCKDIR --port N --seed S \\
-      (--statements N | --seconds T) [--batch 2000]
+      (--statements N | --seconds T) [--jobs 2] [--batch 2000]
+
+--jobs connections send statements at once, each from its own generator
+(seeded from the seed and its number): a seed and a job count replay the
+same statements.
 """
 
 import argparse
@@ -40,6 +44,7 @@ import ctypes
 import random
 import re
 import sys
+import threading
 import time
 
 # ------------------------------------------------------------------ libpq
@@ -423,7 +428,8 @@ class Gen:
 # --------------------------------------------------------------- checks
 
 PARAM = re.compile(r"\$(\d+)")
-NUMERIC = re.compile(r"(?<![$0-9_])7_?3_?1_?9|0[xXoObB][0-9A-Fa-f]")
+# a marker inside an identifier (a damaged statement's x7319AB) is no constant
+NUMERIC = re.compile(r"(?<![$0-9A-Za-z_])(7_?3_?1_?9|0[xXoObB][0-9A-Fa-f])")
 DOLLAR = re.compile(r"(?<![A-Za-z0-9_$])\$[A-Za-z_]*\$")
 COMMENT = re.compile(r"--[^\n]*|/\*.*?\*/", re.S)
 
@@ -456,45 +462,81 @@ def check_text(raw):
     return None
 
 
+SESSION = [b"SET client_min_messages = error",
+           b"SET pg_stat_statements_ng.track = 'all'",
+           b"SET pg_stat_statements_ng.track_utility = on"]
+
+
+class Worker:
+    """One connection and its own generator (seeded from the run's seed and
+    its number, so that a seed and a job count replay the same statements)."""
+
+    def __init__(self, a, seed, j):
+        self.j = j
+        self.gen = Gen(random.Random(seed * 1000 + j))
+        self.pg = PG(a.libpq, "host=%s port=%d dbname=postgres user=postgres" % (a.host, a.port))
+        for q in SESSION:
+            self.pg.execute(q)
+        self.sent = self.errors = 0
+        self.batch = []
+        self.failure = None
+
+    def run(self, n):
+        """Send n statements; stop at a dead connection."""
+        for _ in range(n):
+            s = self.gen.statement().encode()
+            ok, _, err = self.pg.execute(s)
+            self.sent += 1
+            self.batch.append(("%d.%d" % (self.j, self.sent), s))
+            if not ok:
+                self.errors += 1
+            if not self.pg.alive() or (not ok and "server closed the connection" in err):
+                self.failure = "the connection died at statement #%d.%d: %s\nstatement #%d.%d: %r" % (
+                    self.j, self.sent, err, self.j, self.sent, s[:4000])
+                return
+        # an aborted transaction block a statement may have left open
+        self.pg.execute(b"ROLLBACK")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--libpq", required=True)
     ap.add_argument("--host", required=True)
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--jobs", type=int, default=2, help="connections sending statements")
     ap.add_argument("--statements", type=int, default=0)
     ap.add_argument("--seconds", type=float, default=0)
     ap.add_argument("--batch", type=int, default=2000)
-    ap.add_argument("--show", type=int, default=0, help="print the first N statements and stop")
+    ap.add_argument("--show", type=int, default=0, help="print the first N statements of job 0 and stop")
     a = ap.parse_args()
     seed = a.seed if a.seed is not None else random.SystemRandom().randrange(1 << 31)
-    print("fuzz/normalize.py: seed %d" % seed, flush=True)
-    gen = Gen(random.Random(seed))
+    print("fuzz/normalize.py: seed %d, %d jobs" % (seed, a.jobs), flush=True)
     if a.show:
+        gen = Gen(random.Random(seed * 1000))
         for _ in range(a.show):
             print(gen.statement())
         return 0
 
     pg = PG(a.libpq, "host=%s port=%d dbname=postgres user=postgres" % (a.host, a.port))
-    for setup in [b"SET client_min_messages = error",
-                  b"DROP TABLE IF EXISTS fz",
-                  b"CREATE TABLE fz (a int8, b text, c bit varying)",
-                  b"INSERT INTO fz SELECT i, 'row' || i FROM generate_series(1, 20) i",
-                  b"DO $$ BEGIN CREATE ROLE fz_role; EXCEPTION WHEN duplicate_object THEN NULL; END $$",
-                  b"CREATE EXTENSION IF NOT EXISTS pg_stat_statements_ng",
-                  b"SET pg_stat_statements_ng.track = 'all'",
-                  b"SET pg_stat_statements_ng.track_utility = on"]:
+    for setup in SESSION[:1] + [
+            b"DROP TABLE IF EXISTS fz",
+            b"CREATE TABLE fz (a int8, b text, c bit varying)",
+            b"INSERT INTO fz SELECT i, 'row' || i FROM generate_series(1, 20) i",
+            b"DO $$ BEGIN CREATE ROLE fz_role; EXCEPTION WHEN duplicate_object THEN NULL; END $$",
+            b"CREATE EXTENSION IF NOT EXISTS pg_stat_statements_ng"]:
         ok, _, err = pg.execute(setup)
-        if not ok and b"track_utility" not in setup:
+        if not ok:
             print("setup failed: %s: %s" % (setup.decode(), err))
             return 2
+    workers = [Worker(a, seed, j) for j in range(a.jobs)]
     pg.execute(b"SELECT pg_stat_statements_ng_reset()")
 
     start = time.time()
-    sent = stored = errors = 0
-    batch = []
+    stored = 0
 
     def harvest():
+        """Check every stored text, then reset; False at the first bad one."""
         nonlocal stored
         ok, rows, err = pg.execute(
             b"SELECT query FROM pg_stat_statements_ng WHERE query IS NOT NULL")
@@ -507,49 +549,48 @@ def main():
             stored += 1
             why = check_text(raw)
             if why:
-                print("FAIL (seed %d): %s" % (seed, why))
+                print("FAIL (seed %d, %d jobs): %s" % (seed, a.jobs, why))
                 print("stored text: %r" % raw[:2000])
-                # the statements of this batch that could have made it
+                # the statement of this batch that could have made it
                 words = re.findall(rb"[A-Za-z_]+", raw)[:6]
-                for i, s in batch:
-                    if all(w in s for w in words):
-                        print("candidate statement #%d: %r" % (i, s[:2000]))
-                        break
+                for w in workers:
+                    for i, s in w.batch:
+                        if all(x in s for x in words):
+                            print("candidate statement #%s: %r" % (i, s[:2000]))
+                            break
                 return False
         pg.execute(b"SELECT pg_stat_statements_ng_reset()")
+        for w in workers:
+            w.batch = []
         return True
 
+    def sent():
+        return sum(w.sent for w in workers)
+
     while True:
-        if a.statements and sent >= a.statements:
+        if a.statements and sent() >= a.statements:
             break
         if a.seconds and time.time() - start >= a.seconds:
             break
-        s = gen.statement().encode()
-        ok, _, err = pg.execute(s)
-        sent += 1
-        batch.append((sent, s))
-        if not ok:
-            errors += 1
-        if not pg.alive():
-            print("FAIL (seed %d): the connection died at statement #%d: %s" % (seed, sent, err))
-            print("statement #%d: %r" % (sent, s[:4000]))
-            return 1
-        if not ok and "server closed the connection" in err:
-            print("FAIL (seed %d): statement #%d: %s" % (seed, sent, err))
-            print("statement #%d: %r" % (sent, s[:4000]))
-            return 1
-        if sent % a.batch == 0:
-            if not harvest():
+        per = a.batch // a.jobs
+        if a.statements:
+            per = min(per, -(-(a.statements - sent()) // a.jobs))
+        threads = [threading.Thread(target=w.run, args=(per,)) for w in workers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for w in workers:
+            if w.failure:
+                print("FAIL (seed %d, %d jobs): %s" % (seed, a.jobs, w.failure))
                 return 1
-            batch = []
-            # an aborted transaction block left open by a statement
-            pg.execute(b"ROLLBACK")
-    if not harvest():
-        return 1
+        if not harvest():
+            return 1
     el = time.time() - start
-    print("fuzz/normalize.py: seed %d: %d statements (%d ended in an error), %d stored texts checked, "
-          "%.0f s, %.0f statements/s: ok" % (seed, sent, errors, stored, el, sent / max(el, 1e-9)))
-    pg.close()
+    n = sent()
+    print("fuzz/normalize.py: seed %d, %d jobs: %d statements (%d ended in an error), "
+          "%d stored texts checked, %.0f s, %.0f statements/s: ok"
+          % (seed, a.jobs, n, sum(w.errors for w in workers), stored, el, n / max(el, 1e-9)))
     return 0
 
 

@@ -44,7 +44,7 @@ statements=${PGSSNG_FUZZ_STATEMENTS:-100000}
 limit=(--statements "$statements")
 [ -n "${PGSSNG_FUZZ_SECONDS:-}" ] && limit=(--seconds "$PGSSNG_FUZZ_SECONDS")
 echo "fuzz: normalizer, seed $seed, ${limit[*]}"
-as_pg python3 "$here/normalize.py" --libpq "$libpq" --host "$fz" --port 54329 \
+as_pg python3 "$here/normalize.py" --libpq "$libpq" --host "$fz" --port 54329 --jobs 2 \
 	--seed "$seed" "${limit[@]}" || rc=1
 
 iterations=${PGSSNG_FUZZ_LOADER_ITERATIONS:-1000000}
