@@ -14,7 +14,9 @@
 #                                   or PGSSNG_FUZZ_SECONDS) and the loader's
 #                                   (PGSSNG_FUZZ_LOADER_ITERATIONS, 1000000)
 #
-# PGSSNG_FUZZ_SEED fixes the fuzzers' seed (a random one is printed).  Each
+# PGSSNG_FUZZ_SEED fixes the fuzzers' seed (a random one is printed);
+# PGSSNG_SAN_REGRESS and PGSSNG_SAN_TAP run only the named pg_regress tests
+# and TAP files (PGSSNG_VALGRIND_TAP the TAP files under valgrind).  Each
 # mode passes only with zero reports: no ASan or UBSan report (their logs,
 # one file per process), no valgrind error (one log per process), no memory
 # context warning in any server log ("detected write past chunk end",
@@ -73,16 +75,18 @@ case "$mode" in
 	asan)
 		log "asan: pg_regress and TAP suite"
 		as_pg make -C "$work/src" PG_CONFIG="$pgc" installcheck PROVE_FLAGS="--timer" \
-			>"$work/test.log" 2>&1 || rc=1
+			${PGSSNG_SAN_REGRESS+"REGRESS=$PGSSNG_SAN_REGRESS"} \
+			${PGSSNG_SAN_TAP:+"PROVE_TESTS=$PGSSNG_SAN_TAP"} >"$work/test.log" 2>&1 || rc=1
 		;;
 	valgrind)
 		log "valgrind: pg_regress suite and ${PGSSNG_VALGRIND_TAP:=t/061_utility_literals.pl}"
 		as_pg env PGSSNG_VALGRIND="$work/logs" PGCTLTIMEOUT=600 \
 			make -C "$work/src" PG_CONFIG="$pgc" installcheck PROVE_FLAGS="--timer" \
+			${PGSSNG_SAN_REGRESS+"REGRESS=$PGSSNG_SAN_REGRESS"} \
 			PROVE_TESTS="$PGSSNG_VALGRIND_TAP" >"$work/test.log" 2>&1 || rc=1
 		;;
 	fuzz)
-		bash "$top/fuzz/run.sh" "$work" >"$work/test.log" 2>&1 || rc=1
+		bash "$work/src/fuzz/run.sh" "$work" >"$work/test.log" 2>&1 || rc=1
 		cat "$work/test.log" | grep -E '^(fuzz|FAIL|stored|candidate|statement|loader|  )' | head -n 60
 		;;
 esac
