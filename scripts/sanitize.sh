@@ -51,6 +51,12 @@ mkdir "$work/src" "$work/logs"
 (cd "$top" && tar cf - --exclude=.git --exclude='*.o' --exclude='*.so' \
 	--exclude=tmp_check --exclude=results .) | tar xf - -C "$work/src"
 
+# what every process of the run (and of the build: pg_config is
+# instrumented too) reports to: ASan and UBSan write a file per
+# process (log_path), valgrind one per process (the tree's postgres wrapper)
+export ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:print_stacktrace=1:detect_stack_use_after_return=0:log_path=$work/logs/asan"
+export UBSAN_OPTIONS="print_stacktrace=1:log_path=$work/logs/ubsan"
+
 copt="-Wall -Werror"
 [ "$kind" = asan ] && copt="$copt -fsanitize=address,undefined -fno-omit-frame-pointer"
 log "$mode: build against $("$pgc" --version) ($kind)"
@@ -63,10 +69,6 @@ if ! make -C "$work/src" PG_CONFIG="$pgc" COPT="$copt" >"$work/build.log" 2>&1 |
 fi
 chown -R postgres: "$work"
 
-# what every process of the run reports to: ASan and UBSan write a file per
-# process (log_path), valgrind one per process (the tree's postgres wrapper)
-export ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:print_stacktrace=1:detect_stack_use_after_return=0:log_path=$work/logs/asan"
-export UBSAN_OPTIONS="print_stacktrace=1:log_path=$work/logs/ubsan"
 
 as_pg() { runuser -u postgres -- env PATH="$work/pg/bin:$PATH" "$@"; }
 
