@@ -248,18 +248,28 @@ case " $PGSSNG_MAJORS " in *" 18 "*)
 	# normalizer's TAP test under valgrind, the fuzzers (scripts/sanitize.sh);
 	# scripts/asan-persist.sh (the loader's test alone, the server not
 	# instrumented) is left for a quick check by hand
+	# The three run at once: much of each is waiting (server starts and
+	# stops, fsync, valgrind's start-up), and each has its own instances
+	# (temporary ports, its own socket directory)
+	bash "$here/setup-sanitizers.sh" >/dev/null || true
+	declare -A san_out san_pid
+	t0=$(date +%s)
 	for mode in asan valgrind fuzz; do
 		log "sanitizers: scripts/sanitize.sh $mode (18)"
-		out=$(mktemp /tmp/pgssng-san-$mode.XXXXXX)
-		t0=$(date +%s)
-		if bash "$here/sanitize.sh" "$mode" >"$out" 2>&1; then
-			grep -E '^fuzz' "$out"
-			echo "ok - sanitize $mode ($(($(date +%s) - t0)) s)"; passed=$((passed + 1))
+		san_out[$mode]=$(mktemp /tmp/pgssng-san-$mode.XXXXXX)
+		bash "$here/sanitize.sh" "$mode" >"${san_out[$mode]}" 2>&1 &
+		san_pid[$mode]=$!
+	done
+	for mode in asan valgrind fuzz; do
+		if wait "${san_pid[$mode]}"; then
+			grep -E '^fuzz' "${san_out[$mode]}"
+			echo "ok - sanitize $mode ($(($(date +%s) - t0)) s since the three started)"
+			passed=$((passed + 1))
 		else
-			tail -n 80 "$out"
+			tail -n 80 "${san_out[$mode]}"
 			echo "not ok - sanitize $mode"; failed=$((failed + 1)); failures+=("sanitize-$mode")
 		fi
-		rm -f "$out"
+		rm -f "${san_out[$mode]}"
 	done ;;
 esac
 
