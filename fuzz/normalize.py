@@ -13,10 +13,11 @@ each, exactly as generated, to a server with the extension preloaded
 text the extension stores:
 
   * no constant of the input is in it: every string constant the generator
-    writes holds the marker zq, and no stored text may hold it, nor, outside
-    its comments, a single quote or a dollar quote; every numeric constant
-    carries the digits 7319 (in the decimal forms, with any underscores) or
-    is a 0x/0o/0b literal, and no stored text may hold either;
+    writes holds the marker zq, every numeric constant the digits 7319 (in
+    the decimal forms, with any underscores) or a 0x/0o/0b prefix, and no
+    stored text may hold either, nor a single quote or a dollar quote,
+    outside its comments (a comment is the user's text: a damaged statement
+    can leave constants inside one);
   * it is valid UTF-8 (the server encoding): the reader shows an invalid
     byte as \\xNN, which no stored text may hold (the generator writes no
     backslash outside its string constants);
@@ -431,7 +432,34 @@ PARAM = re.compile(r"\$(\d+)")
 # a marker inside an identifier (a damaged statement's x7319AB) is no constant
 NUMERIC = re.compile(r"(?<![$0-9A-Za-z_])(7_?3_?1_?9|0[xXoObB][0-9A-Fa-f])")
 DOLLAR = re.compile(r"(?<![A-Za-z0-9_$])\$[A-Za-z_]*\$")
-COMMENT = re.compile(r"--[^\n]*|/\*.*?\*/", re.S)
+
+
+def strip_comments(t):
+    """The text outside its comments: -- to the end of the line, /* */
+    (nested), not inside a quoted string or identifier.  A comment is the
+    user's own text, not a constant: a damaged statement can leave string
+    constants inside one (its newline dropped before them)."""
+    out, i, n, depth = [], 0, len(t), 0
+    while i < n:
+        if depth == 0 and t[i] in "'\"":
+            j = t.find(t[i], i + 1)
+            j = n if j < 0 else j + 1
+            out.append(t[i:j])
+            i = j
+        elif depth == 0 and t.startswith("--", i):
+            j = t.find("\n", i)
+            i = n if j < 0 else j
+        elif t.startswith("/*", i):
+            depth += 1
+            i += 2
+        elif depth > 0 and t.startswith("*/", i):
+            depth -= 1
+            i += 2
+        else:
+            if depth == 0:
+                out.append(t[i])
+            i += 1
+    return "".join(out)
 
 
 def check_text(raw):
@@ -444,19 +472,18 @@ def check_text(raw):
     # \xNN (textconv.c): the generator writes no backslash outside strings
     if "\\x" in text:
         return "a byte not valid in the server encoding is stored"
-    # a comment is the user's text, not a constant: a quote may stand in
-    # one (the generator's damage puts some there); markers may not
-    bare = COMMENT.sub(" ", text)
+    # a comment is the user's text, not a constant
+    bare = strip_comments(text)
     if "'" in bare:
         return "a quoted string constant is stored"
     if DOLLAR.search(bare):
         return "a dollar-quoted constant is stored"
-    if "zq" in text:
+    if "zq" in bare:
         return "a string constant's text is stored"
-    m = NUMERIC.search(text)
+    m = NUMERIC.search(bare)
     if m:
         return "a numeric constant is stored (%r)" % m.group(0)
-    nums = sorted({int(x) for x in PARAM.findall(text)})
+    nums = sorted({int(x) for x in PARAM.findall(bare)})
     if nums and nums != list(range(1, len(nums) + 1)):
         return "parameter symbols are not 1..k: %s" % nums[:20]
     return None
