@@ -435,16 +435,19 @@ DOLLAR = re.compile(r"(?<![A-Za-z0-9_$])\$[A-Za-z_]*\$")
 
 
 def strip_comments(t):
-    """The text outside its comments: -- to the end of the line, /* */
-    (nested), not inside a quoted string or identifier.  A comment is the
-    user's own text, not a constant: a damaged statement can leave string
-    constants inside one (its newline dropped before them)."""
+    """The text outside its comments (-- to the end of the line, /* */
+    nested, not inside a quoted string or identifier) with its quoted
+    identifiers emptied.  Comments and identifiers are the user's own text,
+    not constants: a damaged statement can leave string constants inside a
+    comment (its newline dropped before them), or a quote inside an
+    identifier."""
     out, i, n, depth = [], 0, len(t), 0
     while i < n:
         if depth == 0 and t[i] in "'\"":
             j = t.find(t[i], i + 1)
             j = n if j < 0 else j + 1
-            out.append(t[i:j])
+            # a string stays, to be checked; an identifier is the user's
+            out.append(t[i:j] if t[i] == "'" else '""')
             i = j
         elif depth == 0 and t.startswith("--", i):
             j = t.find("\n", i)
