@@ -33,6 +33,7 @@
 #include "miscadmin.h"
 #include "storage/latch.h"
 #include "utils/guc.h"
+#include "utils/memutils.h"
 #include "utils/varlena.h"
 #include "utils/wait_event.h"
 
@@ -374,13 +375,17 @@ contrib_preloaded(void)
 /*
  * define_settings
  *		Define the five settings that contrib also has, under the prefix
- *		given; ours when alias is false.
+ *		given; ours when alias is false.  The descriptions are made in
+ *		TopMemoryContext: the GUC machinery keeps the pointers, and the
+ *		postmaster's current context (PostmasterContext, when it loads the
+ *		library) is freed in every backend it starts.
  */
 static void
 define_settings(const char *prefix, bool alias)
 {
 	const char *note = alias ? " (pg_stat_statements_ng's setting under contrib's name)" : "";
 	int			i = alias ? 1 : 0;
+	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
 
 	DefineCustomIntVariable(psprintf("%s.max", prefix),
 							psprintf("Sets the maximum number of statements tracked%s.", note),
@@ -433,6 +438,7 @@ define_settings(const char *prefix, bool alias)
 							 PGC_SIGHUP,
 							 0,
 							 twin_check_bool, alias ? assign_save_1 : assign_save_0, show_save);
+	MemoryContextSwitchTo(old);
 }
 
 /*

@@ -14,6 +14,8 @@
 #ifndef NG_PERSIST_INTERNAL_H
 #define NG_PERSIST_INTERNAL_H
 
+#include "port/pg_crc32c.h"
+
 #include "counters.h"
 #include "hist.h"
 #include "shmem.h"
@@ -72,11 +74,42 @@ typedef struct NgDumpEntry
 	uint32		hist_mask;
 } NgDumpEntry;
 
+/* The loader reads a dump in pieces of this size */
+#define NG_DUMP_READ_CHUNK	(64 * 1024)
+
+/*
+ * A sequential reader of a dump: hands out the bytes of the body (the dump
+ * but its CRC trailer) in order, keeping the CRC of what it handed out.
+ * Its bytes come from fd, or from mem if that is set (assertion builds'
+ * fuzz entry point).  Memory: one chunk, whatever the dump's size.
+ */
+typedef struct NgDumpReader
+{
+	int			fd;
+	const char *mem;			/* size bytes, or NULL: read fd */
+	char	   *buf;			/* NG_DUMP_READ_CHUNK bytes */
+	size_t		buf_pos;		/* next byte of buf to hand out */
+	size_t		buf_len;		/* bytes read into buf */
+	size_t		size;			/* bytes of the dump */
+	size_t		file_left;		/* bytes of the dump not yet read into buf */
+	size_t		left;			/* bytes of the body not yet handed out */
+	pg_crc32c	crc;
+	bool		io_error;		/* a read failed or the dump was shorter */
+} NgDumpReader;
+
+/* persist_reader.c: the sequential reader */
+extern bool ng_dump_reader_start(NgDumpReader *r, size_t size);
+extern bool ng_dump_read(NgDumpReader *r, void *out, size_t len, bool *nul);
+extern bool ng_dump_read_trailer(NgDumpReader *r, pg_crc32c *stored);
+
 /* persist_write.c: write every row to the file (the keeper, at shutdown) */
 extern void ng_persist_dump(void);
 
 /* persist_read.c: validate and restore the file (the keeper, at startup) */
 extern int64 ng_persist_load_file(void);
+#ifdef USE_ASSERT_CHECKING
+extern const char *ng_persist_check_buffer(const char *data, size_t size);
+#endif
 
 /* persist_restore.c: validated rows into the table (the keeper, at startup) */
 extern void ng_persist_restore_begin(void);

@@ -39,116 +39,6 @@
 #include "slots.h"
 #include "store.h"
 
-/* The loader reads the file in pieces of this size */
-#define NG_DUMP_READ_CHUNK	(64 * 1024)
-
-/*
- * A sequential reader of the dump file: hands out the bytes of the body (the
- * file but its CRC trailer) in order, keeping the CRC of what it handed out.
- * Memory: one chunk, whatever the file's size.
- */
-typedef struct DumpReader
-{
-	int			fd;
-	char	   *buf;			/* NG_DUMP_READ_CHUNK bytes */
-	size_t		buf_pos;		/* next byte of buf to hand out */
-	size_t		buf_len;		/* bytes read into buf */
-	size_t		file_left;		/* bytes of the file not yet read into buf */
-	size_t		left;			/* bytes of the body not yet handed out */
-	pg_crc32c	crc;
-	bool		io_error;		/* a read failed or the file was shorter */
-} DumpReader;
-
-static bool
-dump_reader_start(DumpReader *r, size_t size)
-{
-	r->buf_pos = r->buf_len = 0;
-	r->file_left = size;
-	r->left = size - sizeof(pg_crc32c);
-	r->io_error = false;
-	INIT_CRC32C(r->crc);
-	return lseek(r->fd, 0, SEEK_SET) == 0;
-}
-
-static bool
-dump_fill(DumpReader *r)
-{
-	size_t		want = Min(NG_DUMP_READ_CHUNK, r->file_left);
-	ssize_t		n;
-
-	if (want == 0)
-	{
-		r->io_error = true;
-		return false;
-	}
-	do
-	{
-		n = read(r->fd, r->buf, want);
-	} while (n < 0 && errno == EINTR);
-	if (n <= 0)
-	{
-		r->io_error = true;
-		return false;
-	}
-	r->buf_pos = 0;
-	r->buf_len = n;
-	r->file_left -= n;
-	return true;
-}
-
-/*
- * dump_read
- *		Hand out the next len bytes of the body into out (or nowhere, if out
- *		is NULL), adding them to the CRC; sets *nul if one of them is a zero
- *		byte (nul may be NULL).  False if fewer than len bytes are left or
- *		the file cannot be read (then io_error is set).
- */
-static bool
-dump_read(DumpReader *r, void *out, size_t len, bool *nul)
-{
-	char	   *to = out;
-
-	if (len > r->left)
-		return false;
-	while (len > 0)
-	{
-		size_t		n;
-
-		if (r->buf_pos == r->buf_len && !dump_fill(r))
-			return false;
-		n = Min(len, r->buf_len - r->buf_pos);
-		COMP_CRC32C(r->crc, r->buf + r->buf_pos, n);
-		if (nul != NULL && memchr(r->buf + r->buf_pos, '\0', n) != NULL)
-			*nul = true;
-		if (to != NULL)
-		{
-			memcpy(to, r->buf + r->buf_pos, n);
-			to += n;
-		}
-		r->buf_pos += n;
-		r->left -= n;
-		len -= n;
-	}
-	return true;
-}
-
-/*
- * dump_read_trailer
- *		Once the body is handed out: read the CRC trailer.
- */
-static bool
-dump_read_trailer(DumpReader *r, pg_crc32c *stored)
-{
-	pg_crc32c	crc = r->crc;
-	bool		ok;
-
-	Assert(r->left == 0);
-	r->left = sizeof(pg_crc32c);
-	ok = dump_read(r, stored, sizeof(pg_crc32c), NULL);
-	r->crc = crc;
-	return ok;
-}
-
 /*
  * persist_valid_time
  *		Can ts be shown as a timestamp with time zone?  Every timestamp read
@@ -170,7 +60,7 @@ persist_valid_time(TimestampTz ts)
  *		checked.  Returns NULL if it is fine, else why not.
  */
 static const char *
-persist_check_entry(DumpReader *r, NgDumpEntry *de, uint64 *hist,
+persist_check_entry(NgDumpReader *r, NgDumpEntry *de, uint64 *hist,
 					char **qtext)
 {
 	bool		nul = false;
@@ -178,8 +68,8 @@ persist_check_entry(DumpReader *r, NgDumpEntry *de, uint64 *hist,
 
 	if (qtext != NULL)
 		*qtext = NULL;
-	if (!dump_read(r, de, sizeof(*de), NULL) ||
-		!dump_read(r, hist, ng_hist_groups_size(de->hist_mask), NULL))
+	if (!ng_dump_read(r, de, sizeof(*de), NULL) ||
+		!ng_dump_read(r, hist, ng_hist_groups_size(de->hist_mask), NULL))
 		return "truncated entry";
 	if (de->text_len < -1 || (de->text_len >= 0 && (size_t) de->text_len > r->left))
 		return "invalid text length";
@@ -207,7 +97,7 @@ persist_check_entry(DumpReader *r, NgDumpEntry *de, uint64 *hist,
 			return "out of memory";
 		tbuf[de->text_len] = '\0';
 	}
-	if (!dump_read(r, tbuf, de->text_len, &nul) || nul)
+	if (!ng_dump_read(r, tbuf, de->text_len, &nul) || nul)
 	{
 		if (tbuf)
 			pfree(tbuf);
@@ -243,18 +133,34 @@ persist_max_file_size(void)
 }
 
 /*
+ * persist_check_size
+ *		NULL if a dump of size bytes could be sound, else why not.
+ */
+static const char *
+persist_check_size(uint64 size, uint64 max_size)
+{
+	if (size < sizeof(NgDumpHeader) + sizeof(pg_crc32c))
+		return "file too short";
+	if (size > max_size)
+		return psprintf("file too large (" UINT64_FORMAT " bytes, at most "
+						UINT64_FORMAT " bytes for these settings)",
+						size, max_size);
+	return NULL;
+}
+
+/*
  * persist_validate
  *		First pass over the file: the header, every entry, and the CRC of the
  *		whole, which decides when it fails.  Returns NULL if the file is
  *		sound, else why not; *hdr gets the header.
  */
 static const char *
-persist_validate(DumpReader *r, NgDumpHeader *hdr)
+persist_validate(NgDumpReader *r, NgDumpHeader *hdr)
 {
 	const char *why = NULL;
 	pg_crc32c	stored_crc;
 
-	if (!dump_read(r, hdr, sizeof(*hdr), NULL))
+	if (!ng_dump_read(r, hdr, sizeof(*hdr), NULL))
 		why = "truncated header";
 	else if (hdr->magic != NG_DUMP_MAGIC)
 		why = "not a pg_stat_statements_ng file";
@@ -282,8 +188,8 @@ persist_validate(DumpReader *r, NgDumpHeader *hdr)
 		why = "trailing bytes after the entries";
 
 	/* the checksum goes first: read what is left of the body into it */
-	if (r->io_error || !dump_read(r, NULL, r->left, NULL) ||
-		!dump_read_trailer(r, &stored_crc))
+	if (r->io_error || !ng_dump_read(r, NULL, r->left, NULL) ||
+		!ng_dump_read_trailer(r, &stored_crc))
 		return "could not read the file";
 	FIN_CRC32C(r->crc);
 	if (!EQ_CRC32C(r->crc, stored_crc))
@@ -300,7 +206,7 @@ persist_validate(DumpReader *r, NgDumpHeader *hdr)
  *		Returns NULL, or why the file could not be read to the end.
  */
 static const char *
-persist_restore_entries(DumpReader *r, uint64 nentries, int64 *restored)
+persist_restore_entries(NgDumpReader *r, uint64 nentries, int64 *restored)
 {
 	const char *why = NULL;
 
@@ -353,7 +259,7 @@ ng_persist_load_file(void)
 {
 	int			fd;
 	struct stat st;
-	DumpReader	r;
+	NgDumpReader r;
 	NgDumpHeader hdr;
 	const char *why = NULL;
 	int64		restored = -1;
@@ -373,21 +279,18 @@ ng_persist_load_file(void)
 	unlink(NG_DUMP_FILE);		/* read through fd from here on */
 	r.fd = fd;
 	r.buf = NULL;
+	r.mem = NULL;
 	if (fstat(fd, &st) != 0)
 		why = "could not stat the file";
 	else if (!S_ISREG(st.st_mode))
 		why = "not a regular file";
-	else if ((size_t) st.st_size < sizeof(NgDumpHeader) + sizeof(pg_crc32c))
-		why = "file too short";
-	else if ((uint64) st.st_size > max_size)
-		why = psprintf("file too large (" UINT64_FORMAT " bytes, at most "
-					   UINT64_FORMAT " bytes for these settings)",
-					   (uint64) st.st_size, max_size);
+	else
+		why = persist_check_size((uint64) st.st_size, max_size);
 	if (why != NULL)
 		goto out;
 
 	r.buf = palloc(NG_DUMP_READ_CHUNK);
-	if (!dump_reader_start(&r, (size_t) st.st_size))
+	if (!ng_dump_reader_start(&r, (size_t) st.st_size))
 		why = "could not read the file";
 	else
 		why = persist_validate(&r, &hdr);
@@ -395,8 +298,8 @@ ng_persist_load_file(void)
 		goto out;
 
 	/* the second pass restores; it checks each entry again as it reads */
-	if (!dump_reader_start(&r, (size_t) st.st_size) ||
-		!dump_read(&r, &hdr, sizeof(hdr), NULL))
+	if (!ng_dump_reader_start(&r, (size_t) st.st_size) ||
+		!ng_dump_read(&r, &hdr, sizeof(hdr), NULL))
 	{
 		why = "could not read the file";
 		goto out;
@@ -420,3 +323,48 @@ out:
 		pfree(r.buf);
 	return why != NULL ? -1 : restored;
 }
+
+#ifdef USE_ASSERT_CHECKING
+/*
+ * ng_persist_check_buffer
+ *		Assertion builds only, for the fuzz entry point (persist_fuzz.c): a
+ *		dump in memory (size bytes at data) checked as ng_persist_load_file
+ *		checks a file of that size: its size, the first pass, and the
+ *		second pass's checks of each entry with its text, restoring
+ *		nothing.  Returns NULL if it is sound, else why not.  Allocates in
+ *		the current memory context; takes no lock.
+ */
+const char *
+ng_persist_check_buffer(const char *data, size_t size)
+{
+	NgDumpReader r = {0};
+	NgDumpHeader hdr;
+	const char *why;
+
+	r.fd = -1;
+	r.mem = data;
+	why = persist_check_size(size, persist_max_file_size());
+	if (why != NULL)
+		return why;
+	r.buf = palloc(NG_DUMP_READ_CHUNK);
+	if (!ng_dump_reader_start(&r, size))
+		why = "could not read the file";
+	else
+		why = persist_validate(&r, &hdr);
+	if (why == NULL && (!ng_dump_reader_start(&r, size) ||
+						!ng_dump_read(&r, &hdr, sizeof(hdr), NULL)))
+		why = "could not read the file";
+	for (uint64 i = 0; why == NULL && i < hdr.nentries; i++)
+	{
+		NgDumpEntry de;
+		uint64		hist[NG_HIST_BUCKETS * NG_NUM_KINDS];
+		char	   *qtext;
+
+		why = persist_check_entry(&r, &de, hist, &qtext);
+		if (qtext != NULL)
+			pfree(qtext);
+	}
+	pfree(r.buf);
+	return why;
+}
+#endif

@@ -1,0 +1,25 @@
+/*
+ * fuzz/loader_layout.c -- prints the dump format's layout (sizes and
+ * offsets, as the compiler lays the structs out) for fuzz/make_corpus.py.
+ * Built by fuzz/make-loader-corpus.sh against the server's headers; never
+ * part of the extension.
+ */
+#include "postgres.h"
+
+#include <stdio.h>
+
+#include "persist_internal.h"
+
+int
+main(void)
+{
+	printf("format %d\n", NG_DUMP_FORMAT);
+	printf("header_size %zu\n", sizeof(NgDumpHeader));
+	printf("header_format %zu\n", offsetof(NgDumpHeader, format));
+	printf("header_nentries %zu\n", offsetof(NgDumpHeader, nentries));
+	printf("entry_size %zu\n", sizeof(NgDumpEntry));
+	printf("entry_text_len %zu\n", offsetof(NgDumpEntry, text_len));
+	printf("entry_hist_mask %zu\n", offsetof(NgDumpEntry, hist_mask));
+	printf("group_bytes %zu\n", (size_t) NG_HIST_GROUP_BYTES);
+	return 0;
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# fuzz/make-loader-corpus.sh -- (re)writes fuzz/loader-corpus/ from a real
+# dump: a throwaway instance of PostgreSQL 18 (the normal tree) with the
+# extension installed in a private copy, a workload of statements with texts
+# and timings, a clean stop (which writes the dump), then fuzz/make_corpus.py.
+# The corpus is committed; run this when the dump format changes.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+. "$top/scripts/common.sh"
+
+major=${PGSSNG_SAN_MAJOR:-18}
+work=$(mktemp -d /tmp/pgssng-corpus.XXXXXX)
+cp -a "$(readlink -f "$(pg_bindir "$major")/..")" "$work/pg"
+pgc="$work/pg/bin/pg_config"
+(cd "$top" && tar cf - --exclude=.git --exclude='*.o' --exclude='*.so' \
+	--exclude=tmp_check --exclude=results .) | (mkdir "$work/src" && tar xf - -C "$work/src")
+make -C "$work/src" PG_CONFIG="$pgc" >/dev/null && make -C "$work/src" PG_CONFIG="$pgc" install >/dev/null
+gcc -I"$top/src" -I"$("$pgc" --includedir-server)" -o "$work/layout" "$here/loader_layout.c" \
+	-L"$("$pgc" --libdir)" -lpgcommon -lpgport
+"$work/layout" >"$work/layout.txt"
+chown -R postgres: "$work"
+as_pg() { runuser -u postgres -- env PATH="$work/pg/bin:$PATH" "$@"; }
+as_pg initdb -D "$work/data" -U postgres >/dev/null
+cat >>"$work/data/postgresql.conf" <<CONF
+shared_preload_libraries = 'pg_stat_statements_ng'
+listen_addresses = ''
+unix_socket_directories = '$work'
+port = 54328
+CONF
+as_pg pg_ctl -D "$work/data" -l "$work/server.log" -w start >/dev/null
+as_pg psql -X -q -h "$work" -p 54328 -d postgres >/dev/null <<'SQL'
+CREATE EXTENSION pg_stat_statements_ng;
+CREATE TABLE c (a int, b text);
+SELECT 1; SELECT 'x' AS y; SELECT * FROM c WHERE a IN (1, 2, 3);
+INSERT INTO c SELECT i, 'v' || i FROM generate_series(1, 1000) i;
+SELECT count(*) FROM c WHERE b LIKE 'v1%';
+SELECT pg_sleep(0.01); SELECT pg_sleep(0.002);
+DO $$ BEGIN FOR i IN 1..20 LOOP PERFORM count(*) FROM c WHERE a > i; END LOOP; END $$;
+SELECT 'ü日本' AS mb;
+SQL
+as_pg pg_ctl -D "$work/data" -m fast -w stop >/dev/null
+mkdir -p "$here/loader-corpus"
+rm -f "$here"/loader-corpus/*.stat
+python3 "$here/make_corpus.py" "$work/layout.txt" "$work/data/pg_stat/pg_stat_statements_ng.stat" \
+	"$here/loader-corpus"
+rm -rf "$work"
