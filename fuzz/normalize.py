@@ -432,6 +432,7 @@ PARAM = re.compile(r"\$(\d+)")
 # a marker inside an identifier (a damaged statement's x7319AB) is no constant
 NUMERIC = re.compile(r"(?<![$0-9A-Za-z_])(7_?3_?1_?9|0[xXoObB][0-9A-Fa-f])")
 DOLLAR = re.compile(r"(?<![A-Za-z0-9_$])\$[A-Za-z_]*\$")
+IDENT = re.compile(r"(?<![0-9A-Za-z_$\u0080-\uffff])[A-Za-z_\u0080-\uffff][0-9A-Za-z_$\u0080-\uffff]*")
 
 
 def strip_comments(t):
@@ -481,7 +482,11 @@ def check_text(raw):
         return "a quoted string constant is stored"
     if DOLLAR.search(bare):
         return "a dollar-quoted constant is stored"
-    if "zq" in bare:
+    # a marker in an unquoted identifier is the user's text too: the
+    # statement $$q$$zq1$$ is the constant $$q$$ and the alias zq1$$, stored
+    # as $1zq1$$ (a constant's token is replaced whole, so a stored string
+    # constant keeps its quotes, which the checks above catch)
+    if "zq" in IDENT.sub("ID", PARAM.sub(r" $\1 ", bare)):
         return "a string constant's text is stored"
     m = NUMERIC.search(bare)
     if m:
