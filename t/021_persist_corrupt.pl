@@ -1,7 +1,7 @@
 # A saved statistics file that is truncated, corrupted, of another format,
 # major or layout, or with bytes appended, is rejected as a whole: the
 # server starts, the log says so in exactly one line, statistics are empty
-# and the file is removed (issue 5).
+# and the file is removed.
 #
 # One valid file is made once; then for each case: stop, put the damaged
 # copy in place, start, check.  Where a header field or a length is changed
