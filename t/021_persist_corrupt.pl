@@ -99,10 +99,9 @@ is($N, $nrows, "entry count ($N) in the header's last field, offset " . ($H - 8)
 note "header $H bytes, entry fixed part $E bytes, text length at $layout->{text_len_at}, file $size bytes";
 cmp_ok($size, '>', 8192, 'the file is larger than 8 kB');
 
-# A format version names one layout.  Format 1 is the one the persistence
-# commit (16d4981) wrote: a 96-byte header (magic, format, major,
-# counters_size, the nine int64/timestamp info figures, the entry count)
-# and entries of counters_size + 56 bytes before their text.  Format 2 has
+# A format version names one layout.  Format 1, the first, has a 96-byte
+# header (magic, format, major, counters_size, the nine int64/timestamp
+# info figures, the entry count) and entries of counters_size + 56 bytes before their text.  Format 2 has
 # a tenth info figure (unadmitted_calls): a 104-byte header; and entries
 # keep text_stored_at: counters_size + 64 bytes.  Format 3 has an eleventh
 # info figure (dsa_failures): a 112-byte header.  Format 4 takes the
