@@ -11,7 +11,7 @@
  * Locks:
  *   ng_history_keep_evicted, ng_history_keep_unbound: the partition lock,
  *   exclusive.
- *   ng_history_capture_*: see history_capture.c.
+ *   ng_history_capture_begin and the rest: see history_capture.c.
  *   everything else: no lock of ours held; the windows' list is under
  *   NgHistoryShared.lock, taken and released inside.
  *
