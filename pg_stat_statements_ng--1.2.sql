@@ -543,6 +543,33 @@ $$;
 
 -- ---- the report (end) ----
 
+-- ---- the history's wait samples: each window's waits (begin) ----
+
+-- every wait row of every closed window, oldest window first: per statement
+-- the window keeps and wait event, its samples; the other statements'
+-- samples per wait event in rows with userid, dbid and queryid NULL
+CREATE FUNCTION pg_stat_statements_ng_history_waits(
+    OUT window_start timestamp with time zone,
+    OUT window_end timestamp with time zone,
+    OUT userid oid,
+    OUT dbid oid,
+    OUT queryid bigint,
+    OUT wait_event_type text,
+    OUT wait_event text,
+    OUT samples bigint,
+    OUT est_time_ms float8
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_history_waits_1_2'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW pg_stat_statements_ng_history_waits AS
+  SELECT * FROM pg_stat_statements_ng_history_waits();
+
+GRANT SELECT ON pg_stat_statements_ng_history_waits TO PUBLIC;
+
+-- ---- the history's wait samples (end) ----
+
 -- ---- the history: time windows of per-statement deltas ----
 
 -- every row of every closed window, oldest window first
