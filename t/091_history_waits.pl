@@ -12,8 +12,8 @@
 # 1. across a full reset of the statistics inside the window (the view's
 #    rows before the reset plus those after it);
 # 2. with a wait profile of 100 rows that four clients of 150 statements
-#    overflow all the time (the rows given up are counted in
-#    wait_samples_evicted, the window keeps their samples);
+#    overflow all the time while the keeper is stopped (the rows given up
+#    are counted in wait_samples_evicted, the window keeps their samples);
 # 3. a clean restart keeps the windows' wait rows, the restored profile's
 #    samples are in no window, and history_reset clears them.
 use strict;
@@ -170,15 +170,29 @@ open(my $fh, '>', $script) or die "$script: $!";
 print $fh 'SELECT pg_sleep(0.01)' . ', 1' x $_ . ";\n" foreach 1 .. 150;
 close($fh);
 
+# the keeper, stopped while the clients run, takes none of the profile's
+# samples meanwhile: the rows the sampler gives up are given up before the
+# keeper saw their samples, which it then has from the sampler's handover
 my $evicted_q = 'SELECT wait_samples_evicted FROM pg_stat_statements_ng_info';
+my $keeper;
+for my $dir (glob('/proc/[0-9]*'))
+{
+	my $st = eval { slurp_file("$dir/stat") } // next;
+	my $cmd = eval { slurp_file("$dir/cmdline") } // next;
+	next unless $st =~ /^\d+ \(.*\) \S (\d+) / && $1 == $node->{_pid};
+	$keeper = ($dir =~ m{/(\d+)$})[0] if $cmd =~ /pg_stat_statements_ng keeper/;
+}
+ok(defined $keeper, 'the keeper runs');
 $before = profile();
 my $evicted_before = sql($evicted_q);
+kill 'STOP', $keeper;
 {
 	local $ENV{PGOPTIONS} = '';
 	$node->command_ok(
 		[ 'pgbench', '-n', '-c', 4, '-j', 2, '-t', 2, '-f', $script, 'postgres' ],
 		'four clients ran 150 statements twice');
 }
+kill 'CONT', $keeper;
 $since = take_window();
 $after = profile();
 my $evicted = sql($evicted_q) - $evicted_before;
