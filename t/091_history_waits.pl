@@ -15,13 +15,21 @@
 #    overflow all the time while the keeper is stopped (the rows given up
 #    are counted in wait_samples_evicted, the window keeps their samples);
 # 3. a clean restart keeps the windows' wait rows, the restored profile's
-#    samples are in no window, and history_reset clears them.
+#    samples are in no window; a history file of format 1 (without wait
+#    rows) is restored; history_reset clears the wait rows.
 use strict;
 use warnings FATAL => 'all';
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+
+BEGIN
+{
+	require "$FindBin::RealBin/020_persist_common.pm";
+	PersistCommon->import;
+}
 
 my $node = PostgreSQL::Test::Cluster->new('history_waits');
 $node->init;
@@ -205,7 +213,42 @@ is(total(window_after($since)), total(\%want) + $evicted,
 is(sql('SELECT history_counts_lost FROM pg_stat_statements_ng_info'), '0',
 	'nothing was lost');
 
-# ---- 3. history_reset ----
+# ---- 3. a history file of format 1 (no wait rows) is read ----
+# the file a clean stop wrote, made a format 1 file: its wait rows dropped,
+# their count and size zeroed, the CRC made again
+my $hq = q{
+SELECT string_agg(concat_ws(' ', window_start, window_end, queryid, calls),
+                  E'\n' ORDER BY window_start, queryid)
+  FROM pg_stat_statements_ng_history};
+my $history = sql($hq);
+$node->stop;
+my $hfile = $node->data_dir . '/pg_stat/pg_stat_statements_ng_history.stat';
+my $bytes = read_bytes($hfile);
+my @h = unpack('L6 q4', $bytes);
+my ($row_size, $wait_size, $nwindows) = @h[ 3, 5, 6 ];
+is($h[1], 2, 'the history file is of format 2');
+my $old = pack('L6 q4', $h[0], 1, @h[ 2 .. 4 ], 0, @h[ 6 .. 9 ]);
+my $at = 56;
+my $waits_dropped = 0;
+for (1 .. $nwindows)
+{
+	my ($start, $end, $nrows, $nwaits) = unpack('q2 l2', substr($bytes, $at, 24));
+	$old .= pack('q2 l2', $start, $end, $nrows, 0);
+	$old .= substr($bytes, $at + 24, $nrows * $row_size);
+	$at += 24 + $nrows * $row_size + $nwaits * $wait_size;
+	$waits_dropped += $nwaits;
+}
+is($at, length($bytes) - 4, 'the file walked to its CRC');
+cmp_ok($waits_dropped, '>', 0, 'the file had wait rows');
+write_bytes($hfile, $old . pack('L', crc32c($old)));
+$node->start;
+is(sql('SELECT history_windows FROM pg_stat_statements_ng_info'),
+	$nwindows, 'every window of the format 1 file is restored');
+is(sql($hq), $history, 'with its statements\' rows');
+is(sql('SELECT count(*) FROM pg_stat_statements_ng_history_waits'), '0',
+	'with no wait rows');
+
+# ---- 4. history_reset ----
 sql('SELECT pg_stat_statements_ng_history_reset()');
 is(sql('SELECT count(*) FROM pg_stat_statements_ng_history_waits'), '0',
 	'history_reset clears the wait rows');
