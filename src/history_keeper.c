@@ -21,7 +21,8 @@
  * window keeps: the history_statements statements with the most exec
  * time, and one row (queryid NULL) summing the others, so its rows add up
  * to every count in it.  Percentiles come from the delta of the exec
- * histograms.
+ * histograms.  Each window also keeps the wait samples counted while it
+ * was open (history_waits.c), taken with the lists of what departed.
  *
  * Locking: the reader takes each partition lock shared (the keeper writes
  * the partition's history lists there: no other shared holder touches

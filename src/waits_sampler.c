@@ -34,7 +34,9 @@
  * entry and a list of free entries, both rebuilt from shared memory when
  * it starts.  A full table gives up a sixteenth of its rows at once:
  * those a reset emptied first, then the least recently sampled; what they
- * held goes to the evicted figure.  Each sample weighs the time since the
+ * held goes to the evicted figure, and what the keeper has not yet taken
+ * of them to the keeper's handover (waits_window.c), under window_lock,
+ * which only the keeper and the sampler take (giving rows up, loading).  Each sample weighs the time since the
  * previous round (the interval, when the sampler keeps up; more, when the
  * machine made it late), summed per row as its estimated time.
  *
