@@ -176,7 +176,8 @@ typedef struct NgHistoryShared
 	int64		bytes;			/* lock: the windows' memory */
 	int64		windows_dropped;	/* lock: by retention or memory */
 	int64		windows_skipped;	/* lock: no memory for the window */
-	int64		counts_lost;	/* lock: departed counts that found no memory */
+	int64		counts_lost;	/* lock: departed counts that found no memory,
+								 * wait samples the handover had no room for */
 	TimestampTz open_since;		/* lock: start of the open window; 0: none */
 
 	/* written by the keeper only */
