@@ -10,6 +10,7 @@ OBJS = \
 	src/dropin.o \
 	src/entry_hist.o \
 	src/evict.o \
+	src/fingerprint.o \
 	src/failures.o \
 	src/funcs.o \
 	src/funcs_statements.o \
