@@ -393,7 +393,7 @@ $$;
 CREATE FUNCTION pg_stat_statements_ng_fingerprint(query text)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_fingerprint_1_2'
-LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE COST 1000;
 
 -- the statements view gains it as its last column
 CREATE OR REPLACE VIEW pg_stat_statements_ng AS
