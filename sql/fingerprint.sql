@@ -93,6 +93,15 @@ GROUP BY f ORDER BY min(q) COLLATE "C";
 SELECT pg_stat_statements_ng_fingerprint('SELECT ''unterminated') IS NULL AS rejected,
        pg_stat_statements_ng_fingerprint(NULL) IS NULL AS null_in;
 
+-- another user's rows, for a role without pg_read_all_stats: no text, no
+-- fingerprint
+CREATE ROLE regress_fp_user;
+SET ROLE regress_fp_user;
+SELECT count(*) > 0 AS others, count(fingerprint) AS fingerprints
+  FROM pg_stat_statements_ng WHERE userid <> 'regress_fp_user'::regrole;
+RESET ROLE;
+DROP ROLE regress_fp_user;
+
 -- The same schema made in another order, in another database: other OIDs
 -- (the functions'), so other queryids on every major, and the same
 -- fingerprints, statement for statement; the three statements' differ.
