@@ -245,8 +245,8 @@ fp_list_end(const FpToken *t, int n, int open)
 /*
  * fp_opens_list
  *		Does the bracket at t[i] open a list that 18 may squash: "(" after
- *		IN, "[" after ARRAY or inside such brackets (arrays[i]: true if the
- *		innermost open bracket at i is an ARRAY's)?
+ *		IN, "[" after ARRAY or inside such brackets (in_array: the innermost
+ *		bracket open at i is an ARRAY's)?
  */
 static bool
 fp_opens_list(const FpToken *t, int i, bool in_array)
