@@ -479,6 +479,24 @@ GRANT SELECT ON pg_stat_statements_ng_history_waits TO PUBLIC;
 
 -- ---- the history's wait samples (end) ----
 
+-- ---- fingerprint: one per statement on every server and major (begin) ----
+
+-- the fingerprint of a normalized text: the same for the same statement on
+-- every server and major (README states its rules)
+CREATE FUNCTION pg_stat_statements_ng_fingerprint(query text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_fingerprint_1_2'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE COST 1000;
+
+-- the statements view gains it as its last column
+CREATE OR REPLACE VIEW pg_stat_statements_ng AS
+  SELECT s.*,
+    CASE WHEN s.queryid IS NOT NULL
+      THEN pg_stat_statements_ng_fingerprint(s.query) END AS fingerprint
+  FROM pg_stat_statements_ng(true) s;
+
+-- ---- fingerprint (end) ----
+
 -- ---- the history: time windows of per-statement deltas ----
 
 -- every row of every closed window, oldest window first
@@ -567,7 +585,9 @@ CREATE VIEW pg_stat_statements_ng_history AS
     h.exec_p50,
     h.exec_p95,
     h.exec_p99,
-    s.query
+    s.query,
+    CASE WHEN s.queryid IS NOT NULL
+      THEN pg_stat_statements_ng_fingerprint(s.query) END AS fingerprint
   FROM pg_stat_statements_ng_history() h
   LEFT JOIN pg_stat_statements_ng(true) s
     ON s.userid = h.userid AND s.dbid = h.dbid AND s.queryid = h.queryid

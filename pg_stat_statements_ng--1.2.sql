@@ -73,8 +73,18 @@ RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_1_0'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
+-- the fingerprint of a normalized text: the same for the same statement on
+-- every server and major (README states its rules)
+CREATE FUNCTION pg_stat_statements_ng_fingerprint(query text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_fingerprint_1_2'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE COST 1000;
+
 CREATE VIEW pg_stat_statements_ng AS
-  SELECT * FROM pg_stat_statements_ng(true);
+  SELECT s.*,
+    CASE WHEN s.queryid IS NOT NULL
+      THEN pg_stat_statements_ng_fingerprint(s.query) END AS fingerprint
+  FROM pg_stat_statements_ng(true) s;
 
 GRANT SELECT ON pg_stat_statements_ng TO PUBLIC;
 
@@ -724,7 +734,9 @@ CREATE VIEW pg_stat_statements_ng_history AS
     h.exec_p50,
     h.exec_p95,
     h.exec_p99,
-    s.query
+    s.query,
+    CASE WHEN s.queryid IS NOT NULL
+      THEN pg_stat_statements_ng_fingerprint(s.query) END AS fingerprint
   FROM pg_stat_statements_ng_history() h
   LEFT JOIN pg_stat_statements_ng(true) s
     ON s.userid = h.userid AND s.dbid = h.dbid AND s.queryid = h.queryid

@@ -39,30 +39,6 @@
 
 #include "qtext_scan.h"
 
-typedef enum ScanKind
-{
-	SCAN_OTHER = 0,
-	SCAN_STRING,				/* a string constant of any form */
-	SCAN_NUMBER,				/* a numeric constant but a plain integer */
-	SCAN_INTEGER,				/* digits only */
-	SCAN_PARAM,					/* $n */
-	SCAN_WORD,					/* an identifier or a keyword */
-	SCAN_OPEN,
-	SCAN_CLOSE,
-	SCAN_COMMA,
-	SCAN_SEMI,
-	SCAN_CAST,					/* :: */
-	SCAN_DOT
-} ScanKind;
-
-typedef struct ScanToken
-{
-	int			location;
-	int			length;
-	ScanKind	kind;
-	int			keyword;		/* index into ScanKeywords, or -1 */
-} ScanToken;
-
 /*
  * ng_scan_begin
  *		scanner_init for the NUL-terminated statement stmt, with
@@ -282,13 +258,13 @@ scan_is_position(ScanView *v, int i)
 }
 
 /*
- * scan_tokens
+ * ng_scan_tokens
  *		Every token of the NUL-terminated statement stmt (len bytes), in
  *		text order.  Returns a palloc'd array of *n, or NULL if a token
  *		lies outside the text.  A scanner error propagates.
  */
-static ScanToken *
-scan_tokens(const char *stmt, int len, bool scs, int *n)
+ScanToken *
+ng_scan_tokens(const char *stmt, int len, bool scs, int *n)
 {
 	core_yyscan_t scanner;
 	core_yy_extra_type extra;
@@ -344,7 +320,7 @@ ng_scan_literals(const char *stmt, int len, bool scs, bool keep_integers,
 				 int *n, int *max_param)
 {
 	int			ntok;
-	ScanToken  *t = scan_tokens(stmt, len, scs, &ntok);
+	ScanToken  *t = ng_scan_tokens(stmt, len, scs, &ntok);
 	NgLiteral  *lits;
 	ScanView	v;
 
