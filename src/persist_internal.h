@@ -28,7 +28,9 @@
 /*
  * The format version names one layout of the header and of the entries'
  * fixed part; any change to NgDumpHeader, NgSharedStats, NgDumpEntry (but
- * NgCounters, whose size the header carries) needs a new one.
+ * NgCounters, whose size the header carries) needs a new one, and the
+ * loader fuzzer's corpus written again (fuzz/make-loader-corpus.sh; the
+ * fuzz mode fails on a corpus of another format).
  *   1: first layout (96-byte header)
  *   2: NgSharedStats gained unadmitted_calls (104-byte header), entries
  *	    text_stored_at
