@@ -30,6 +30,7 @@ OBJS = \
 	src/persist_contrib_format.o \
 	src/persist_contrib_write.o \
 	src/persist_fuzz.o \
+	src/persist_fuzz_mutate.o \
 	src/persist_read.o \
 	src/persist_reader.o \
 	src/persist_restore.o \

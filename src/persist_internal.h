@@ -28,7 +28,9 @@
 /*
  * The format version names one layout of the header and of the entries'
  * fixed part; any change to NgDumpHeader, NgSharedStats, NgDumpEntry (but
- * NgCounters, whose size the header carries) needs a new one.
+ * NgCounters, whose size the header carries) needs a new one, and the
+ * loader fuzzer's corpus written again (fuzz/make-loader-corpus.sh; the
+ * fuzz mode fails on a corpus of another format).
  *   1: first layout (96-byte header)
  *   2: NgSharedStats gained unadmitted_calls (104-byte header), entries
  *	    text_stored_at
@@ -108,7 +110,31 @@ extern void ng_persist_dump(void);
 /* persist_read.c: validate and restore the file (the keeper, at startup) */
 extern int64 ng_persist_load_file(void);
 #ifdef USE_ASSERT_CHECKING
-extern const char *ng_persist_check_buffer(const char *data, size_t size);
+#include "common/pg_prng.h"
+
+extern const char *ng_persist_check_buffer(const char *data, size_t size,
+										   bool *past_header);
+#endif
+
+#ifdef USE_ASSERT_CHECKING
+/*
+ * persist_fuzz_mutate.c: the loader fuzzer's mutations (assertion builds).
+ * Where the entries of a dump of the current format lie: the offset of
+ * each entry's fixed part, and of the CRC trailer after the last.
+ */
+typedef struct NgFuzzDump
+{
+	uint64		nentries;
+	size_t	   *entry_at;		/* nentries + 1 offsets */
+	size_t		max_entries;	/* room in entry_at, but one */
+} NgFuzzDump;
+
+extern void ng_fuzz_mutate_raw(pg_prng_state *rng, char *buf, size_t *len,
+							   size_t cap, const char *other, size_t other_len);
+extern void ng_fuzz_mutate_dump(pg_prng_state *rng, char *buf, size_t *len,
+								size_t cap, NgFuzzDump *d, const char *other,
+								size_t other_len);
+extern void ng_fuzz_fix_crc(char *buf, size_t len);
 #endif
 
 /* persist_restore.c: validated rows into the table (the keeper, at startup) */

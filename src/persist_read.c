@@ -152,13 +152,19 @@ persist_check_size(uint64 size, uint64 max_size)
  * persist_validate
  *		First pass over the file: the header, every entry, and the CRC of the
  *		whole, which decides when it fails.  Returns NULL if the file is
- *		sound, else why not; *hdr gets the header.
+ *		sound, else why not; *hdr gets the header.  *past_header (if not
+ *		NULL) says whether the header and the CRC were sound, so that the
+ *		verdict is the entries' (the fuzz entry point counts these).
  */
 static const char *
-persist_validate(NgDumpReader *r, NgDumpHeader *hdr)
+persist_validate(NgDumpReader *r, NgDumpHeader *hdr, bool *past_header)
 {
 	const char *why = NULL;
+	bool		header_ok;
 	pg_crc32c	stored_crc;
+
+	if (past_header != NULL)
+		*past_header = false;
 
 	if (!ng_dump_read(r, hdr, sizeof(*hdr), NULL))
 		why = "truncated header";
@@ -176,6 +182,7 @@ persist_validate(NgDumpReader *r, NgDumpHeader *hdr)
 		why = "invalid timestamp in the header";
 	else if (hdr->nentries > r->left / sizeof(NgDumpEntry))
 		why = "entry count exceeds the file";
+	header_ok = (why == NULL);
 
 	for (uint64 i = 0; why == NULL && i < hdr->nentries; i++)
 	{
@@ -194,6 +201,8 @@ persist_validate(NgDumpReader *r, NgDumpHeader *hdr)
 	FIN_CRC32C(r->crc);
 	if (!EQ_CRC32C(r->crc, stored_crc))
 		return "checksum mismatch";
+	if (past_header != NULL)
+		*past_header = header_ok;
 	return why;
 }
 
@@ -293,7 +302,7 @@ ng_persist_load_file(void)
 	if (!ng_dump_reader_start(&r, (size_t) st.st_size))
 		why = "could not read the file";
 	else
-		why = persist_validate(&r, &hdr);
+		why = persist_validate(&r, &hdr, NULL);
 	if (why != NULL)
 		goto out;
 
@@ -331,11 +340,13 @@ out:
  *		dump in memory (size bytes at data) checked as ng_persist_load_file
  *		checks a file of that size: its size, the first pass, and the
  *		second pass's checks of each entry with its text, restoring
- *		nothing.  Returns NULL if it is sound, else why not.  Allocates in
- *		the current memory context; takes no lock.
+ *		nothing.  Returns NULL if it is sound, else why not; *past_header
+ *		says whether the header and the CRC were sound (the verdict is then
+ *		the entries').  Allocates in the current memory context; takes no
+ *		lock.
  */
 const char *
-ng_persist_check_buffer(const char *data, size_t size)
+ng_persist_check_buffer(const char *data, size_t size, bool *past_header)
 {
 	NgDumpReader r = {0};
 	NgDumpHeader hdr;
@@ -343,6 +354,7 @@ ng_persist_check_buffer(const char *data, size_t size)
 
 	r.fd = -1;
 	r.mem = data;
+	*past_header = false;
 	why = persist_check_size(size, persist_max_file_size());
 	if (why != NULL)
 		return why;
@@ -350,7 +362,7 @@ ng_persist_check_buffer(const char *data, size_t size)
 	if (!ng_dump_reader_start(&r, size))
 		why = "could not read the file";
 	else
-		why = persist_validate(&r, &hdr);
+		why = persist_validate(&r, &hdr, past_header);
 	if (why == NULL && (!ng_dump_reader_start(&r, size) ||
 						!ng_dump_read(&r, &hdr, sizeof(hdr), NULL)))
 		why = "could not read the file";
