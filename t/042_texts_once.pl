@@ -2,7 +2,9 @@
 # (1,440 reads; a minute is one turn of the loop) with max = 200 and
 # admission = all.  Each minute a workload runs 10 hot statements
 # and 10 of 3,000 others, each tagged with the minute in a comment, so that
-# an entry re-created after its eviction has a text of its own.  The
+# an entry re-created after its eviction has a text of its own; once an
+# hour the hot statements are reset and run again, with another text,
+# between two reads.  The
 # collector is README's loop: rows without text from changed_since, the
 # texts of the (key, text_stored_at) it does not hold from
 # pg_stat_statements_ng_texts, and it forgets the keys that are gone.
@@ -10,8 +12,9 @@
 # collector holds for its key, and the collector holds nothing else.  At
 # the end: no text was fetched twice for one entry's lifetime, the texts
 # fetched are as many as the lifetimes (key, stats_since) the test saw in
-# the view, every hot statement's text was fetched once, and entries were
-# re-created (and their texts fetched again) thousands of times.
+# the view, each hot statement's text was fetched once and again after each
+# reset, and entries were re-created (and their texts fetched again)
+# thousands of times.
 #
 # The test's own SQL runs with pg_stat_statements_ng.track = none.
 use strict;
@@ -119,13 +122,26 @@ INSERT INTO bad
    WHERE n > 0;
 };
 
+my $hot_re = '^SELECT c[0-9]+ /\\* m[0-9]+( again)? \\*/ FROM w$';
+my $reset_hot = "SELECT count(pg_stat_statements_ng_reset(0, 0, queryid)) "
+  . "FROM pg_stat_statements_ng WHERE query ~ '$hot_re';\n";
+my $hot_resets = int(($minutes + 29) / 60);
+
 # a minute is a turn of the loop: the workload's statements (tracked),
 # then the collector's and the checks (not tracked), in one psql session
 my $script = "SET search_path = collector, public;\n\\set gen 0\n";
 for my $m (0 .. $minutes - 1)
 {
 	$script .= "SET pg_stat_statements_ng.track = top;\n" . minute_sql($m)
-	  . "SET pg_stat_statements_ng.track = none;\n\\set m $m\n$collect$check";
+	  . "SET pg_stat_statements_ng.track = none;\n";
+	# once an hour, the hot statements are reset and run again with
+	# another text, in the same minute: a key the collector holds whose
+	# entry was re-created since its last read
+	$script .= $reset_hot . "SET pg_stat_statements_ng.track = top;\n"
+	  . join('', map { "SELECT c$_ /* m$m again */ FROM w;\n" } 0 .. $hot - 1)
+	  . "SET pg_stat_statements_ng.track = none;\n"
+	  if $m % 60 == 30;
+	$script .= "\\set m $m\n$collect$check";
 	$script .= "VACUUM collected;\n" if $m % 60 == 59;
 }
 my $file = $node->basedir . '/day.sql';
@@ -155,11 +171,9 @@ is( q1(
 my $fetched = q1('SELECT count(*) FROM fetched');
 is($fetched, q1('SELECT count(*) FROM lifetimes'),
 	'texts fetched: as many as the entry lifetimes seen in the view');
-is( q1(
-		"SELECT count(*) FROM fetched WHERE query ~ '^SELECT c[0-9]+ /\\* m[0-9]+ \\*/ FROM w\$'"
-	),
-	$hot,
-	'the text of each hot statement was fetched once in the day');
+is(q1("SELECT count(*) FROM fetched WHERE query ~ '$hot_re'"),
+	$hot * (1 + $hot_resets),
+	'the texts of the hot statements: fetched once, and again after each reset');
 is(q1('SELECT count(*) FROM fetched WHERE query IS NULL'), 0,
 	'every text fetched was there');
 my $recreated = q1(
@@ -167,11 +181,12 @@ my $recreated = q1(
 );
 cmp_ok($recreated, '>=', 2000, "keys with more than one lifetime: $recreated");
 my $created = $node->safe_psql('postgres',
-	'SELECT dealloc + entries FROM pg_stat_statements_ng_info');
+	'SELECT dealloc + entries FROM pg_stat_statements_ng_info')
+  + $hot * $hot_resets;    # evicted, present, and removed by the resets
 cmp_ok($fetched, '<=', $created,
 	"texts fetched ($fetched) at most the entries created ($created)");
-is($fetched, $hot + $minutes * $per_minute,
-	'texts fetched: one per hot statement and one per churn statement run');
+is($fetched, $hot * (1 + $hot_resets) + $minutes * $per_minute,
+	'texts fetched: one per hot statement lifetime and one per churn statement run');
 
 $node->stop;
 done_testing();
