@@ -68,7 +68,7 @@ for r in $(seq 1 "$reps"); do
 	done
 done
 for k in $order; do
-	echo "$k ${times[$k]}" | tr ' ' '\n' | tail -n +2 | sort -g |
+	echo "${times[$k]}" | tr ' ' '\n' | grep -v '^$' | sort -g |
 		awk -v k="$k" '{ v[NR] = $1 } END {
 			printf "%-15s median %8.2f ms  (%.2f - %.2f, %d runs)\n", k, v[int((NR + 1) / 2)], v[1], v[NR], NR }'
 done
