@@ -54,7 +54,7 @@ typedef struct TextRow
 	NgKey		key;
 	TimestampTz stamp;			/* text_stored_at; 0: no text */
 	int			encoding;
-	int			len;			/* -1: no text (or not asked for) */
+	int			len;			/* -1: no text */
 	Size		off;			/* in TextScan.texts */
 } TextRow;
 
