@@ -21,6 +21,7 @@ OBJS = \
 	src/history_funcs.o \
 	src/history_keeper.o \
 	src/history_persist.o \
+	src/history_waits.o \
 	src/hooks.o \
 	src/keeper_start.o \
 	src/measure.o \
@@ -56,7 +57,8 @@ OBJS = \
 	src/waits.o \
 	src/waits_file.o \
 	src/waits_sampler.o \
-	src/waits_sql.o
+	src/waits_sql.o \
+	src/waits_window.o
 
 EXTENSION = pg_stat_statements_ng
 DATA = pg_stat_statements_ng--1.0.sql pg_stat_statements_ng--1.1.sql pg_stat_statements_ng--1.2.sql \

@@ -154,6 +154,18 @@ AS $$
     FROM m
 $$;
 
+-- a wait event type's colour in the report's bars
+CREATE FUNCTION pg_stat_statements_ng_report_wait_color(t text)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+  SELECT CASE t WHEN 'CPU' THEN '#4caf50' WHEN 'IO' THEN '#2196f3'
+                WHEN 'Lock' THEN '#e53935' WHEN 'LWLock' THEN '#ff9800'
+                WHEN 'Client' THEN '#9e9e9e' WHEN 'IPC' THEN '#8e24aa'
+                WHEN 'Timeout' THEN '#795548' WHEN 'BufferPin' THEN '#00897b'
+                ELSE '#607d8b' END
+$$;
+
 -- the report of [since, until): from the history's windows that start in
 -- the period when there are any, else from the cumulative statistics.
 -- It reads the views only, so a reader sees the texts the views show it.
@@ -286,22 +298,70 @@ BEGIN
                   AND hb.queryid = sec.queryid AND hb.toplevel = sec.toplevel
                   AND hb.b = bk.b
      GROUP BY sec.anchor
-  ), wr AS (
-    SELECT sec.anchor, w.wait_event_type, w.wait_event, w.samples, w.est_time_ms,
-           sum(w.samples) OVER (PARTITION BY sec.anchor) AS total
+  ), hw AS MATERIALIZED (
+    SELECT h.window_start, h.userid, h.dbid, h.queryid, h.wait_event_type,
+           h.wait_event, h.samples, h.est_time_ms
+      FROM pg_stat_statements_ng_history_waits h
+     WHERE nwin > 0 AND h.window_start >= since AND h.window_start < until
+       AND h.queryid IS NOT NULL
+  ), wr0 AS (
+    SELECT sec.anchor, h.wait_event_type, h.wait_event,
+           sum(h.samples)::bigint AS samples, sum(h.est_time_ms) AS est_time_ms
+      FROM sec JOIN hw h
+        ON h.userid = sec.userid AND h.dbid = sec.dbid AND h.queryid = sec.queryid
+     WHERE sec.toplevel
+     GROUP BY 1, 2, 3
+    UNION ALL
+    SELECT sec.anchor, w.wait_event_type, w.wait_event, w.samples, w.est_time_ms
       FROM sec JOIN pg_stat_statements_ng_waits w
         ON w.userid = sec.userid AND w.dbid = sec.dbid AND w.queryid = sec.queryid
-     WHERE sec.toplevel AND w.samples > 0
+     WHERE nwin = 0 AND sec.toplevel AND w.samples > 0
+  ), wr AS (
+    SELECT wr0.*, sum(wr0.samples) OVER (PARTITION BY wr0.anchor) AS total
+      FROM wr0
+  ), wb AS (
+    SELECT sec.anchor, (w.i - 1) / per AS b, h.wait_event_type AS t,
+           sum(h.samples)::bigint AS n
+      FROM sec JOIN hw h
+        ON h.userid = sec.userid AND h.dbid = sec.dbid AND h.queryid = sec.queryid
+      JOIN win w ON w.ws = h.window_start
+     WHERE sec.toplevel
+     GROUP BY 1, 2, 3
+  ), ws AS (
+    SELECT wb.*, bk.bs, (SELECT count(*) FROM bk) AS nb,
+           sum(n) OVER (PARTITION BY anchor, b ORDER BY t) AS cum,
+           sum(n) OVER (PARTITION BY anchor, b) AS bt
+      FROM wb JOIN bk USING (b)
+  ), wsc AS (
+    SELECT ws.*, max(bt) OVER (PARTITION BY anchor) AS mx FROM ws
+  ), wcharts AS (
+    SELECT anchor,
+           '<svg class="waits" viewBox="0 0 900 150" width="900" height="150">'
+        || '<title>wait samples per window, by wait event type</title>'
+        || '<line class="axis" x1="50" y1="120" x2="850" y2="120"></line>'
+        || string_agg(format('<rect x="%s" y="%s" width="%s" height="%s" fill="%s">'
+                             '<title>%s: %s, %s samples</title></rect>',
+                             round(50 + b * 800.0 / nb, 2), round(120 - 100.0 * cum / mx, 2),
+                             round(greatest(800.0 / nb * 0.8, 0.5), 2), round(100.0 * n / mx, 2),
+                             pg_stat_statements_ng_report_wait_color(t),
+                             pg_stat_statements_ng_html(to_char(bs, 'YYYY-MM-DD HH24:MI:SS')),
+                             pg_stat_statements_ng_html(t), n), '' ORDER BY b, t)
+        || format('<text x="46" y="24" text-anchor="end">%s</text>'
+                  '<text x="46" y="124" text-anchor="end">0</text>'
+                  '<text x="50" y="142" class="legend">samples per window: %s</text></svg>',
+                  max(mx),
+                  string_agg(DISTINCT format('<tspan fill="%s">&#9632; %s</tspan> ',
+                                             pg_stat_statements_ng_report_wait_color(t),
+                                             pg_stat_statements_ng_html(t)), ''))
+           AS svg
+      FROM wsc
+     GROUP BY anchor
   ), waits AS (
     SELECT w.anchor,
            max(w.total) AS total,
            string_agg(format('<span class="w" style="width:%s%%;background:%s" title="%s: %s samples, %s ms"></span>',
                              round(100.0 * w.samples / w.total, 2),
-                             CASE w.wait_event_type WHEN 'CPU' THEN '#4caf50' WHEN 'IO' THEN '#2196f3'
-                                  WHEN 'Lock' THEN '#e53935' WHEN 'LWLock' THEN '#ff9800'
-                                  WHEN 'Client' THEN '#9e9e9e' WHEN 'IPC' THEN '#8e24aa'
-                                  WHEN 'Timeout' THEN '#795548' WHEN 'BufferPin' THEN '#00897b'
-                                  ELSE '#607d8b' END,
+                             pg_stat_statements_ng_report_wait_color(w.wait_event_type),
                              pg_stat_statements_ng_html(w.wait_event_type || ' / ' || w.wait_event),
                              w.samples, round(w.est_time_ms::numeric, 1)),
                       '' ORDER BY w.samples DESC, w.wait_event_type, w.wait_event) AS bar,
@@ -350,11 +410,16 @@ BEGIN
                   THEN '<h4>Per window</h4>' || coalesce(c.svg, '')
                   ELSE '<p class="note">No history window covers the period: the figures are cumulative since the last reset.</p>' END,
              CASE WHEN NOT sec.toplevel THEN ''
+                  WHEN w.anchor IS NULL AND nwin > 0
+                  THEN '<h4>Waits</h4><p class="note">No wait sample for this statement in the windows that kept it.</p>'
                   WHEN w.anchor IS NULL THEN '<h4>Waits</h4><p class="note">No wait sample for this statement.</p>'
-                  ELSE format('<h4>Waits (%s samples since the last reset)</h4><div class="bar">%s</div><ul class="waits">%s</ul>',
-                              w.total, w.bar, w.list) END),
+                  ELSE format('<h4>Waits (%s samples %s)</h4><div class="bar">%s</div><ul class="waits">%s</ul>%s',
+                              w.total,
+                              CASE WHEN nwin > 0 THEN 'in the period''s windows' ELSE 'since the last reset' END,
+                              w.bar, w.list, coalesce(wc.svg, '')) END),
            '' ORDER BY sec.total DESC NULLS LAST, sec.anchor)
-             FROM sec LEFT JOIN charts c USING (anchor) LEFT JOIN waits w USING (anchor)),
+             FROM sec LEFT JOIN charts c USING (anchor) LEFT JOIN waits w USING (anchor)
+             LEFT JOIN wcharts wc USING (anchor)),
            '')
     INTO body;
 
@@ -372,7 +437,8 @@ BEGIN
       || '.figs{columns:3 18em;font-size:13px}.figs div{break-inside:avoid}.figs span{color:#555}'
       || '.bar{display:flex;width:600px;height:18px;border:1px solid #999}'
       || '.bar .w{display:block;height:100%}'
-      || 'svg.chart text{font-size:11px;fill:#333}'
+      || 'svg.chart text,svg.waits text{font-size:11px;fill:#333}'
+      || 'svg.waits .axis{stroke:#333}'
       || 'svg.chart .calls rect{fill:#90caf9}'
       || 'svg.chart .axis{stroke:#333}'
       || 'svg.chart polyline{fill:none;stroke-width:1.5}'
@@ -403,6 +469,33 @@ AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_texts_1_2'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
 -- ---- texts once (end) ----
+
+-- ---- the history's wait samples: each window's waits (begin) ----
+
+-- every wait row of every closed window, oldest window first: per statement
+-- the window keeps and wait event, its samples; the other statements'
+-- samples per wait event in rows with userid, dbid and queryid NULL
+CREATE FUNCTION pg_stat_statements_ng_history_waits(
+    OUT window_start timestamp with time zone,
+    OUT window_end timestamp with time zone,
+    OUT userid oid,
+    OUT dbid oid,
+    OUT queryid bigint,
+    OUT wait_event_type text,
+    OUT wait_event text,
+    OUT samples bigint,
+    OUT est_time_ms float8
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_history_waits_1_2'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW pg_stat_statements_ng_history_waits AS
+  SELECT * FROM pg_stat_statements_ng_history_waits();
+
+GRANT SELECT ON pg_stat_statements_ng_history_waits TO PUBLIC;
+
+-- ---- the history's wait samples (end) ----
 
 -- ---- the history: time windows of per-statement deltas ----
 

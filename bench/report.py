@@ -211,8 +211,7 @@ def md_callgrind(L, cg):
     ng, pgss = cg["contenders"].get("ng"), cg["contenders"].get("pgss")
     if ng and pgss and "added" in ng and pgss.get("added"):
         L.append("")
-        L.append("ng's added instructions are %.2f of pg_stat_statements' (issue "
-                 "#13: at most 0.75, at most 1 for new statements; aim: 0.5)."
+        L.append("ng's added instructions are %.2f of pg_stat_statements'."
                  % (ng["added"] / pgss["added"]))
         L.append("")
         L.append("Maintenance runs once a second: under valgrind, some 50 times "

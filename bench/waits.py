@@ -17,7 +17,7 @@ WAIT_SQL = ("SELECT coalesce(wait_event_type || ':' || wait_event, 'CPU'), count
 class WaitSampler(threading.Thread):
     """Samples pg_stat_activity once a second through one psql session.
     A backend waiting on nothing counts as CPU; idle ones show
-    Client:ClientRead, as in the seed articles' pg_wait_sampling profiles."""
+    Client:ClientRead, as pg_wait_sampling's profiles show them."""
 
     def __init__(self, cluster):
         super().__init__(daemon=True)

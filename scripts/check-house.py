@@ -36,8 +36,8 @@ import os
 import re
 import sys
 
-MAX_FILE_LINES = 600
-MAX_FUNCTION_LINES = 80
+MAX_FILE_LINES = 1000
+MAX_FUNCTION_LINES = 100
 
 IDENT = re.compile(r'[A-Za-z_][A-Za-z0-9_]*')
 NAME_LINE = re.compile(r'^([A-Za-z_][A-Za-z0-9_]*)\(')

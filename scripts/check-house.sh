@@ -1,21 +1,25 @@
 #!/usr/bin/env bash
-# check-house.sh -- the shape of src/ (issue #14): fails when
-#   - a C file has more than 600 lines,
-#   - a function has more than 80 lines (pgindent-formatted, from the line
+# check-house.sh -- the shape of src/, and names that exist: fails when
+#   - a C file has more than 1,000 lines,
+#   - a function has more than 100 lines (pgindent-formatted, from the line
 #     after its name line to its closing brace),
+#     (both are alarms that leave room for a cut along concerns, not places
+#     to cut),
 #   - src/ files include each other in a circle,
 #   - src/ files call each other in a circle (at file level; a header's
 #     static inline functions and macros count as the header's, so a header
 #     whose inline code calls back into the files that use it is a circle),
-#   - a file of src/ is missing from docs/design.md's file table.
+#   - a file of src/ is missing from docs/design.md's file table,
+#   - a comment or a doc names a file, or one of our functions, that does
+#     not exist (scripts/check-names.py says where it looks).
 # Calls are found in the source text, not in object files: no build is
 # needed (scripts/check-house.py says how).  Exceptions being worked on are
 # listed in scripts/check-house.allow.
 #
-#   scripts/check-house.sh             check src/
+#   scripts/check-house.sh             check this tree
 #   scripts/check-house.sh DIR [ALLOW] check another tree's src/ (DIR/src)
 #   scripts/check-house.sh --self-test check that the checker fails on a tree
-#                                      with each of the four faults
+#                                      with each fault, and on a stale name
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -24,33 +28,65 @@ self_test() {
 	local t rc out
 	t=$(mktemp -d /tmp/check-house.XXXXXX)
 	mkdir "$t/src"
-	# a.c and b.c call each other; a.h and b.h include each other; long.c is
-	# 601 lines with a function of 81 lines
+	# the files a and b call each other, and their headers include each
+	# other; the file long is 1,001 lines with a function of 101 lines
 	printf '#include "a.h"\n\nint\na_one(void)\n{\n\treturn b_two();\n}\n' >"$t/src/a.c"
 	printf '#include "b.h"\n\nint\nb_two(void)\n{\n\treturn a_three();\n}\n\nint\na_unused(void)\n{\n\treturn 0;\n}\n' >"$t/src/b.c"
 	printf '#include "a.h"\n\nint\na_three(void)\n{\n\treturn a_one();\n}\n' >>"$t/src/b.c"
 	printf '#include "b.h"\nextern int a_one(void);\n' >"$t/src/a.h"
 	printf '#include "a.h"\nextern int b_two(void);\n' >"$t/src/b.h"
-	# d.h's inline function calls d.c, which uses it: a circle through a header
+	# header d's inline function calls file d, which uses it: a circle
+	# through a header
 	printf 'extern int d_record(void);\n\nstatic inline int\nd_flush(void)\n{\n\treturn d_record();\n}\n' >"$t/src/d.h"
 	printf '#include "d.h"\n\nint\nd_record(void)\n{\n\treturn 0;\n}\n\nint\nd_use(void)\n{\n\treturn d_flush();\n}\n' >"$t/src/d.c"
 	{
 		printf 'int\nlong_one(void)\n{\n'
-		for i in $(seq 1 79); do printf '\tx++;\n'; done
+		for i in $(seq 1 99); do printf '\tx++;\n'; done
 		printf '}\n'
-		for i in $(seq 1 518); do printf '\n'; done
+		for i in $(seq 1 898); do printf '\n'; done
 	} >"$t/src/long.c"
 	out=$(python3 "$here/check-house.py" "$t/src" /dev/null)
 	rc=$?
 	rm -rf "$t"
 	echo "$out" | sed 's/^/  self-test: /'
 	[ "$rc" = 1 ] &&
-		echo "$out" | grep -q '^check-house: file long.c: 601 lines' &&
-		echo "$out" | grep -q '^check-house: function long_one in long.c: 81 lines' &&
+		echo "$out" | grep -q '^check-house: file long.c: 1001 lines' &&
+		echo "$out" | grep -q '^check-house: function long_one in long.c: 101 lines' &&
 		echo "$out" | grep -q '^check-house: include circle:' &&
 		echo "$out" | grep -q '^check-house: call circle:' &&
 		echo "$out" | grep -q '^    a.c -> b.c (b_two)' &&
-		echo "$out" | grep -q '^    d.h -> d.c (d_record)'
+		echo "$out" | grep -q '^    d.h -> d.c (d_record)' &&
+		names_self_test
+}
+
+# check-names.py passes a tree whose comments and docs name what exists,
+# and fails once a stale name is planted in a comment and in a doc
+names_self_test() {
+	local t rc out
+	t=$(mktemp -d /tmp/check-names.XXXXXX)
+	mkdir "$t/src" "$t/docs"
+	printf '/*\n * x.c\n *\t\tOne function, ng_here; see y.h and docs/design.md.\n */\nint\nng_here(void)\n{\n\treturn 0;\n}\n' >"$t/src/x.c"
+	printf '/* y.h: ng_here (x.c) */\nextern int ng_here(void);\n' >"$t/src/y.h"
+	printf '# design\n\n`ng_here()` in src/x.c, declared in y.h.\n' >"$t/docs/design.md"
+	out=$(python3 "$here/check-names.py" "$t")
+	rc=$?
+	echo "$out" | sed 's/^/  self-test (clean): /'
+	if [ "$rc" != 0 ]; then
+		rm -rf "$t"
+		return 1
+	fi
+	printf '/* counted by ng_gone_away (gone.c) */\n' >>"$t/src/y.h"
+	printf '\n`ng_missing()` is in docs/absent.md.\n' >>"$t/docs/design.md"
+	out=$(python3 "$here/check-names.py" "$t")
+	rc=$?
+	rm -rf "$t"
+	echo "$out" | sed 's/^/  self-test (stale): /'
+	[ "$rc" = 1 ] &&
+		echo "$out" | grep -q '^check-names: src/y.h:3: names a file that does not exist: gone.c' &&
+		echo "$out" | grep -q '^check-names: src/y.h:3: names what the code does not have: ng_gone_away' &&
+		echo "$out" | grep -q '^check-names: docs/design.md:5: names a function that does not exist: ng_missing()' &&
+		echo "$out" | grep -q '^check-names: docs/design.md:5: names a file that does not exist: docs/absent.md' &&
+		echo "$out" | grep -q '^check-names: 4 stale name(s)'
 }
 
 case "${1:-}" in
@@ -69,6 +105,7 @@ case "${1:-}" in
 				rc=1
 			fi
 		done
+		python3 "$here/check-names.py" "$top" || rc=1
 		exit $rc
 		;;
 	*)

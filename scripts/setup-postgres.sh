@@ -9,8 +9,8 @@
 #           reused when already there (a build takes a few minutes on 2 cores).
 #   and Debian's chromium, in which t/095_report.pl opens the HTML report.
 #
-# Prints nothing on stdout but progress; afterwards scripts/pg-bindir.sh MAJOR
-# names the bin directory of each major.  Idempotent.
+# Prints nothing on stdout but progress; afterwards pg_bindir MAJOR
+# (scripts/common.sh) names the bin directory of each major.  Idempotent.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)

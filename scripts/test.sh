@@ -210,7 +210,7 @@ else
 	failed=$((failed + 1)); failures+=("pgindent")
 fi
 
-log "shape: scripts/check-house.sh (file and function sizes, include and call circles)"
+log "shape: scripts/check-house.sh (file and function sizes, include and call circles, names in comments and docs)"
 if bash "$here/check-house.sh"; then
 	echo "ok - check-house"
 	passed=$((passed + 1))
@@ -276,7 +276,7 @@ case " $PGSSNG_MAJORS " in *" 18 "*)
 	done ;;
 esac
 
-# packaging (issue 16): the Debian packages on Debian's 15 (the script moves
+# packaging: the Debian packages on Debian's 15 (the script moves
 # aside a source build of ours it finds there and puts it back), and the PGXN
 # zip installed with pgxn into a copy of 18's tree
 run_packaging() {

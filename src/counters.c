@@ -10,7 +10,8 @@
  * merge two sets, which gives the same mean and variance as if every sample
  * had been recorded in one place.
  *
- * No locking here: callers own the memory they pass (see slots.c, store.c).
+ * No locking here: callers own the memory they pass (see slots_count.c, slots_fold.c,
+ * store.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -133,8 +134,8 @@ ng_counters_record_jit(NgCounters *c, const JitInstrumentation *ji)
 
 /*
  * ng_counters_record_rest
- *		The part of ng_counters_record (counters.h) that few samples have:
- *		WAL written, JIT, parallel workers.
+ *		The part of ng_counters_record (counters_record.h) that few samples
+ *		have: WAL written, JIT, parallel workers.
  */
 void
 ng_counters_record_rest(NgCounters *c, const NgSample *s)

@@ -8,7 +8,7 @@
  * PG_CATCH, from abort callbacks and from memory context callbacks; they
  * take no lock, allocate nothing and raise no error (a note goes into a
  * small static array).  ng_failures_record and
- * ng_failures_flush: no lock of ours held (they count through slots.c).
+ * ng_failures_flush: no lock of ours held (they count through slots_count.c).
  *
  *-------------------------------------------------------------------------
  */

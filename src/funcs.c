@@ -65,7 +65,7 @@ pg_stat_statements_ng_1_0(PG_FUNCTION_ARGS)
  *		the previous call returned, each with the new generation to pass to
  *		the next call.  The call advances the generation before it reads, and
  *		an execution stamps its slot with the generation it reads inside its
- *		write section (slots.c), so an execution is in at least one call's
+ *		write section (slots_count.c), so an execution is in at least one call's
  *		result: the one whose scan found it finished.  It can be in the next
  *		one too, when it read this call's generation and finished before this
  *		call's scan reached it: delivery is at least once, and a collector

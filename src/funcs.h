@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * funcs.h
- *		The SQL functions (funcs.c), and the shapes of their results, for
- *		dropin.c's entry points.
+ *		The SQL functions (funcs.c, funcs_statements.c, history_funcs.c), and
+ *		the shapes of their results, for dropin.c's entry points.
  *
  * Locks: none held by the caller (a function call from SQL).
  *
@@ -19,7 +19,8 @@
 
 /*
  * Shapes of the statement-listing functions: pg_stat_statements' API
- * versions (each adds columns to the one before; see funcs.c), and ours.
+ * versions (each adds columns to the one before; see funcs_statements.c),
+ * and ours.
  */
 typedef enum NgApi
 {

@@ -561,7 +561,7 @@ ng_define_gucs(void)
 
 	/*
 	 * A fault injection for tests, on assertion builds only: the exit
-	 * callback fails after folding its first slot (slots.c).
+	 * callback fails after folding its first slot (slots_life.c).
 	 */
 	DefineCustomBoolVariable("pg_stat_statements_ng.debug_fail_at_exit",
 							 "Makes the exit callback fail (assertion builds, for tests).",

@@ -281,18 +281,18 @@ history_drop_oldest(void)
 	if (!DsaPointerIsValid(ng_history->first))
 		ng_history->last = InvalidDsaPointer;
 	ng_history->nwindows--;
-	ng_history->bytes -= NG_HISTORY_WINDOW_SIZE(w->nrows);
+	ng_history->bytes -= NG_HISTORY_WINDOW_SIZE(w->nrows, w->nwaits);
 	dsa_free(ng_area, dp);
 }
 
 /*
  * ng_history_link
- *		Link a window (dp, of nrows rows; InvalidDsaPointer: there was no
+ *		Link a window (dp, of size bytes; InvalidDsaPointer: there was no
  *		memory for it, counted as skipped) as the newest.  Caller holds the
  *		history lock exclusively.
  */
 void
-ng_history_link(dsa_pointer dp, int nrows)
+ng_history_link(dsa_pointer dp, Size size)
 {
 	Assert(LWLockHeldByMeInMode(ng_history->lock, LW_EXCLUSIVE));
 	if (!DsaPointerIsValid(dp))
@@ -306,7 +306,7 @@ ng_history_link(dsa_pointer dp, int nrows)
 		ng_history->first = dp;
 	ng_history->last = dp;
 	ng_history->nwindows++;
-	ng_history->bytes += NG_HISTORY_WINDOW_SIZE(nrows);
+	ng_history->bytes += size;
 }
 
 /*

@@ -4,14 +4,14 @@
  *		The history: closed time windows of per-statement deltas, each with
  *		its own exec percentiles, kept by the keeper (history_keeper.c) in
  *		the DSA area; what evictions and resets take out of the table
- *		during a window (history_capture.c); the SQL functions
- *		(history_funcs.c); the file that keeps the windows over a clean
- *		restart (history_persist.c).
+ *		during a window (history_capture.c); each window's wait samples
+ *		(history_waits.c); the SQL functions (history_funcs.c); the file
+ *		that keeps the windows over a clean restart (history_persist.c).
  *
  * Locks:
  *   ng_history_keep_evicted, ng_history_keep_unbound: the partition lock,
  *   exclusive.
- *   ng_history_capture_*: see history_capture.c.
+ *   ng_history_capture_begin and the rest: see history_capture.c.
  *   everything else: no lock of ours held; the windows' list is under
  *   NgHistoryShared.lock, taken and released inside.
  *
@@ -27,6 +27,7 @@
 #include "counters.h"
 #include "hist.h"
 #include "store.h"
+#include "waits.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -99,18 +100,41 @@ typedef struct NgHistoryRow
 	double		pct[NG_HISTORY_NPCT];	/* exec p50, p95, p99; NaN: none */
 } NgHistoryRow;
 
-/* A closed window, one DSA allocation, in the list oldest first */
+/*
+ * One wait row of a closed window: the wait samples of a statement the
+ * window keeps (any toplevel), or of all others (others; key's userid,
+ * dbid and queryid 0), for one wait event (history_waits.c)
+ */
+typedef struct NgHistoryWaitRow
+{
+	NgWaitKey	key;
+	bool		others;
+	uint64		samples;
+	uint64		time_us;
+} NgHistoryWaitRow;
+
+/*
+ * A closed window, one DSA allocation, in the list oldest first: its
+ * statement rows, then its wait rows
+ */
 typedef struct NgHistoryWindow
 {
 	dsa_pointer next;			/* history lock */
 	TimestampTz start;
 	TimestampTz end;
 	int32		nrows;
+	int32		nwaits;
 	NgHistoryRow rows[FLEXIBLE_ARRAY_MEMBER];
 } NgHistoryWindow;
 
-#define NG_HISTORY_WINDOW_SIZE(n) \
-	(offsetof(NgHistoryWindow, rows) + (Size) (n) * sizeof(NgHistoryRow))
+#define NG_HISTORY_WINDOW_SIZE(n, nw) \
+	(offsetof(NgHistoryWindow, rows) + (Size) (n) * sizeof(NgHistoryRow) + \
+	 (Size) (nw) * sizeof(NgHistoryWaitRow))
+
+/* a window's wait rows, after its statement rows */
+#define NG_HISTORY_WINDOW_WAITS(w) \
+	((NgHistoryWaitRow *) ((char *) (w)->rows + \
+						   (Size) (w)->nrows * sizeof(NgHistoryRow)))
 
 /* What a reset took out of the table: one statement's totals */
 typedef struct NgHistoryDeparted
@@ -152,7 +176,8 @@ typedef struct NgHistoryShared
 	int64		bytes;			/* lock: the windows' memory */
 	int64		windows_dropped;	/* lock: by retention or memory */
 	int64		windows_skipped;	/* lock: no memory for the window */
-	int64		counts_lost;	/* lock: departed counts that found no memory */
+	int64		counts_lost;	/* lock: departed counts that found no memory,
+								 * wait samples the handover had no room for */
 	TimestampTz open_since;		/* lock: start of the open window; 0: none */
 
 	/* written by the keeper only */
@@ -187,7 +212,7 @@ extern void ng_history_counts_add(NgHistoryCounts *dst,
 								  const NgHistoryCounts *src);
 extern bool ng_history_totals_any(const NgHistoryTotals *t);
 extern void ng_history_percentiles(const NgHistoryTotals *t, double *pct);
-extern void ng_history_link(dsa_pointer dp, int nrows);
+extern void ng_history_link(dsa_pointer dp, Size size);
 extern void ng_history_trim(void);
 extern void ng_history_free_all(void);
 extern bool ng_history_keep_evicted(NgSharedPartition *part,
@@ -208,6 +233,13 @@ extern void ng_history_capture_end(void *cap);
 extern void ng_history_keeper_start(void);
 extern void ng_history_keeper_tick(void);
 extern void ng_history_keeper_shutdown(void);
+
+/* Functions in history_waits.c */
+extern void ng_history_waits_open(void);
+extern void ng_history_waits_take(void);
+extern NgHistoryWaitRow *ng_history_waits_rows(const NgKey *kept, int nkeep,
+											   int *nwaits);
+extern void ng_history_waits_stop(void);
 
 /* Functions in history_persist.c */
 extern void ng_history_save(void);

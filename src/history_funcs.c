@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * history_funcs.c
- *		The history's SQL functions: its windows' rows, closing the open
- *		window now (take_window), clearing the windows, and its figures for
- *		the info view.
+ *		The history's SQL functions: its windows' rows and wait rows,
+ *		closing the open window now (take_window), clearing the windows, and
+ *		its figures for the info view.
  *
  * Why a file of its own: the history's SQL interface, apart from the
  * statements' (funcs.c), and of one API version (1.2).
@@ -37,11 +37,15 @@
  * the percentiles */
 #define NG_HISTORY_COLS	(6 + NG_HISTORY_NCOUNTERS + NG_HISTORY_NPCT)
 #define NG_HISTORY_INFO_COLS	6
+/* window_start, window_end, userid, dbid, queryid, wait_event_type,
+ * wait_event, samples, est_time_ms */
+#define NG_HISTORY_WAITS_COLS	9
 
 NG_FUNCTION_INFO(pg_stat_statements_ng_history_1_2);
 NG_FUNCTION_INFO(pg_stat_statements_ng_take_window_1_2);
 NG_FUNCTION_INFO(pg_stat_statements_ng_history_reset_1_2);
 NG_FUNCTION_INFO(pg_stat_statements_ng_history_info_1_2);
+NG_FUNCTION_INFO(pg_stat_statements_ng_history_waits_1_2);
 
 /* copy every window into backend memory, under the history lock */
 static List *
@@ -53,7 +57,7 @@ history_copy_windows(void)
 	for (dsa_pointer dp = ng_history->first; DsaPointerIsValid(dp);)
 	{
 		NgHistoryWindow *w = dsa_get_address(ng_area, dp);
-		Size		size = NG_HISTORY_WINDOW_SIZE(w->nrows);
+		Size		size = NG_HISTORY_WINDOW_SIZE(w->nrows, w->nwaits);
 		NgHistoryWindow *copy = palloc_extended(size, MCXT_ALLOC_HUGE);
 
 		memcpy(copy, w, size);
@@ -120,6 +124,67 @@ pg_stat_statements_ng_history_1_2(PG_FUNCTION_ARGS)
 		for (int r = 0; r < w->nrows; r++)
 		{
 			history_row_values(w, &w->rows[r], values, nulls);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc,
+								 values, nulls);
+		}
+	}
+	list_free_deep(windows);
+	return (Datum) 0;
+}
+
+/* one wait row's values */
+static void
+history_wait_values(const NgHistoryWindow *w, const NgHistoryWaitRow *row,
+					Datum *values, bool *nulls)
+{
+	uint32		info = row->key.wait_event_info;
+	const char *type = info == 0 ? "CPU" : pgstat_get_wait_event_type(info);
+	const char *event = info == 0 ? "CPU" : pgstat_get_wait_event(info);
+
+	memset(nulls, 0, sizeof(bool) * NG_HISTORY_WAITS_COLS);
+	values[0] = TimestampTzGetDatum(w->start);
+	values[1] = TimestampTzGetDatum(w->end);
+	values[2] = ObjectIdGetDatum(row->key.userid);
+	values[3] = ObjectIdGetDatum(row->key.dbid);
+	values[4] = Int64GetDatum((int64) row->key.queryid);
+	nulls[2] = nulls[3] = nulls[4] = row->others;
+	values[5] = type ? CStringGetTextDatum(type) : (Datum) 0;
+	nulls[5] = (type == NULL);
+	values[6] = event ? CStringGetTextDatum(event) : (Datum) 0;
+	nulls[6] = (event == NULL);
+	values[7] = Int64GetDatum((int64) row->samples);
+	values[8] = Float8GetDatum((double) row->time_us / 1000.0);
+}
+
+/*
+ * pg_stat_statements_ng_history_waits()
+ *		Every wait row of every closed window, oldest window first: per
+ *		statement the window keeps and wait event, its samples and their
+ *		estimated time (as pg_stat_statements_ng_waits); the others'
+ *		samples per wait event with userid, dbid and queryid NULL.
+ */
+Datum
+pg_stat_statements_ng_history_waits_1_2(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	List	   *windows;
+	ListCell   *lc;
+	Datum		values[NG_HISTORY_WAITS_COLS];
+	bool		nulls[NG_HISTORY_WAITS_COLS];
+
+	ng_check_loaded();
+	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setDesc->natts != NG_HISTORY_WAITS_COLS)
+		elog(ERROR, "incorrect number of output arguments");
+	windows = history_copy_windows();
+	foreach(lc, windows)
+	{
+		NgHistoryWindow *w = lfirst(lc);
+		NgHistoryWaitRow *waits = NG_HISTORY_WINDOW_WAITS(w);
+
+		for (int r = 0; r < w->nwaits; r++)
+		{
+			history_wait_values(w, &waits[r], values, nulls);
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc,
 								 values, nulls);
 		}

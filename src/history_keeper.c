@@ -21,7 +21,8 @@
  * window keeps: the history_statements statements with the most exec
  * time, and one row (queryid NULL) summing the others, so its rows add up
  * to every count in it.  Percentiles come from the delta of the exec
- * histograms.
+ * histograms.  Each window also keeps the wait samples counted while it
+ * was open (history_waits.c), taken with the lists of what departed.
  *
  * Locking: the reader takes each partition lock shared (the keeper writes
  * the partition's history lists there: no other shared holder touches
@@ -390,18 +391,37 @@ window_row(NgHistoryRow *row, const NgKey *key, const NgHistoryTotals *t)
 
 /* link a window (see ng_history_link) and open the next at end */
 static void
-keeper_link(dsa_pointer dp, int nrows, TimestampTz end)
+keeper_link(dsa_pointer dp, Size size, TimestampTz end)
 {
 	LWLockAcquire(ng_history->lock, LW_EXCLUSIVE);
-	ng_history_link(dp, nrows);
+	ng_history_link(dp, size);
 	ng_history->open_since = end;
 	LWLockRelease(ng_history->lock);
 }
 
 /*
+ * keeper_wait_rows
+ *		The window's wait rows (history_waits.c), for the nkeep statements
+ *		it keeps, the first of d; their number in *nwaits.
+ */
+static NgHistoryWaitRow *
+keeper_wait_rows(const KeyTotalsList *d, int nkeep, int *nwaits)
+{
+	NgKey	   *kept = palloc(sizeof(NgKey) * (Size) Max(nkeep, 1));
+	NgHistoryWaitRow *waits;
+
+	for (int i = 0; i < nkeep; i++)
+		kept[i] = d->v[i].key;
+	waits = ng_history_waits_rows(kept, nkeep, nwaits);
+	pfree(kept);
+	return waits;
+}
+
+/*
  * keeper_close
  *		Close the open window at end: keep its statements' deltas (the most
- *		exec time first, the rest summed in one row) as a new window.
+ *		exec time first, the rest summed in one row), and its wait samples,
+ *		as a new window.
  */
 static void
 keeper_close(TimestampTz end)
@@ -409,15 +429,18 @@ keeper_close(TimestampTz end)
 	MemoryContext old = MemoryContextSwitchTo(keeper_cxt);
 	KeyTotalsList d;
 	NgHistoryTotals others;
+	NgHistoryWaitRow *waits;
 	int			n = 0,
 				nkeep,
-				nrows;
+				nrows,
+				nwaits;
 	dsa_pointer dp;
 	NgHistoryWindow *w;
 
 	d.max = 256;
 	d.n = 0;
 	d.v = palloc_extended(sizeof(KeyTotals) * (Size) d.max, MCXT_ALLOC_HUGE);
+	ng_history_waits_take();
 	keeper_read_all(false, &d);
 	for (int i = 0; i < d.n; i++)
 		if (ng_history_totals_any(&d.v[i].t))
@@ -425,8 +448,9 @@ keeper_close(TimestampTz end)
 	qsort(d.v, n, sizeof(KeyTotals), delta_cmp);
 	nkeep = Min(n, ng_history_statements);
 	nrows = nkeep + (n > nkeep ? 1 : 0);
+	waits = keeper_wait_rows(&d, nkeep, &nwaits);
 
-	dp = ng_dsa_allocate(NG_HISTORY_WINDOW_SIZE(nrows), DSA_ALLOC_HUGE);
+	dp = ng_dsa_allocate(NG_HISTORY_WINDOW_SIZE(nrows, nwaits), DSA_ALLOC_HUGE);
 	if (DsaPointerIsValid(dp))
 	{
 		w = dsa_get_address(ng_area, dp);
@@ -434,6 +458,7 @@ keeper_close(TimestampTz end)
 		w->start = ng_history->open_since;	/* written by the keeper only */
 		w->end = end;
 		w->nrows = nrows;
+		w->nwaits = nwaits;
 		for (int i = 0; i < nkeep; i++)
 			window_row(&w->rows[i], &d.v[i].key, &d.v[i].t);
 		if (nrows > nkeep)
@@ -443,10 +468,13 @@ keeper_close(TimestampTz end)
 				ng_history_totals_add(&others, &d.v[i].t, 1);
 			window_row(&w->rows[nkeep], NULL, &others);
 		}
+		memcpy(NG_HISTORY_WINDOW_WAITS(w), waits,
+			   sizeof(NgHistoryWaitRow) * (Size) nwaits);
 	}
-	keeper_link(dp, nrows, end);
+	keeper_link(dp, NG_HISTORY_WINDOW_SIZE(nrows, nwaits), end);
 	MemoryContextSwitchTo(old);
 	pfree(d.v);
+	pfree(waits);
 
 	/* what an immediate stop would lose: the open window only */
 	ng_history_trim();
@@ -472,6 +500,7 @@ static void
 keeper_exit(int code, Datum arg)
 {
 	pg_atomic_write_u32(&ng_history->capturing, 0);
+	ng_history_waits_stop();
 	pg_atomic_write_u32(&ng_history->keeper_procno, UINT32_MAX);
 }
 
@@ -504,6 +533,7 @@ ng_history_keeper_start(void)
 	before_shmem_exit(keeper_exit, 0);
 	pg_atomic_write_u32(&ng_history->capturing, 1);
 	keeper_read_all(true, &unused);
+	ng_history_waits_open();
 	LWLockAcquire(ng_history->lock, LW_EXCLUSIVE);
 	ng_history->open_since = GetCurrentTimestamp();
 	LWLockRelease(ng_history->lock);
@@ -515,8 +545,8 @@ ng_history_keeper_start(void)
 /*
  * ng_history_keeper_tick
  *		Keeper, each time it wakes (at least every second): take what
- *		departed, close the window when it is due or asked for, drop the
- *		windows past retention or memory.
+ *		departed and the wait profile's new samples, close the window when
+ *		it is due or asked for, drop the windows past retention or memory.
  */
 void
 ng_history_keeper_tick(void)
@@ -526,6 +556,7 @@ ng_history_keeper_tick(void)
 	if (!keeper_started)
 		return;
 	keeper_drain();
+	ng_history_waits_take();
 	requested = pg_atomic_read_u64(&ng_history->requested);
 	if (requested != pg_atomic_read_u64(&ng_history->closed) ||
 		GetCurrentTimestamp() >= keeper_due())

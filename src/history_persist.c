@@ -11,9 +11,10 @@
  * readers of older versions, as they are.
  *
  * The file: a header (magic, format version, server major, the sizes of a
- * row and the number of counters, the window count and the history's
- * figures), each window (start, end, row count, rows), and a CRC-32C of
- * everything before it.  Unlike the dump, it is restored after an
+ * row and the number of counters, the size of a wait row, the window count
+ * and the history's figures), each window (start, end, row count, wait row
+ * count, rows, wait rows), and a CRC-32C of everything before it.  A file
+ * of format 1 (no wait rows: their counts and size are 0) is read too.  Unlike the dump, it is restored after an
  * immediate stop or a crash too: it is replaced whole by a rename, and
  * holds only closed windows, so such a stop loses the open window only.
  * It is read with the dump's care: opened without blocking, refused unless a regular
@@ -43,7 +44,7 @@
 #define NG_HISTORY_FILE		"pg_stat/pg_stat_statements_ng_history.stat"
 #define NG_HISTORY_TMP_FILE	NG_HISTORY_FILE ".tmp"
 #define NG_HISTORY_MAGIC	0x48475353	/* "SSGH" */
-#define NG_HISTORY_FORMAT	1
+#define NG_HISTORY_FORMAT	2	/* 1: no wait rows (read still) */
 
 typedef struct NgHistoryFileHeader
 {
@@ -52,7 +53,7 @@ typedef struct NgHistoryFileHeader
 	uint32		pg_major;
 	uint32		row_size;
 	uint32		ncounters;
-	uint32		pad;
+	uint32		wait_row_size;	/* format 1: 0 */
 	int64		nwindows;
 	int64		windows_dropped;
 	int64		windows_skipped;
@@ -64,7 +65,7 @@ typedef struct NgHistoryFileWindow
 	TimestampTz start;
 	TimestampTz end;
 	int32		nrows;
-	int32		pad;
+	int32		nwaits;			/* format 1: 0 */
 } NgHistoryFileWindow;
 
 /* write len bytes, adding them to the CRC; false on failure */
@@ -88,8 +89,11 @@ hfile_write_windows(FILE *f, pg_crc32c *crc)
 		fw.start = w->start;
 		fw.end = w->end;
 		fw.nrows = w->nrows;
+		fw.nwaits = w->nwaits;
 		if (!hfile_write(f, crc, &fw, sizeof(fw)) ||
-			!hfile_write(f, crc, w->rows, sizeof(NgHistoryRow) * (Size) w->nrows))
+			!hfile_write(f, crc, w->rows, sizeof(NgHistoryRow) * (Size) w->nrows) ||
+			!hfile_write(f, crc, NG_HISTORY_WINDOW_WAITS(w),
+						 sizeof(NgHistoryWaitRow) * (Size) w->nwaits))
 			return false;
 		dp = w->next;
 	}
@@ -128,6 +132,7 @@ ng_history_save(void)
 	hdr.pg_major = PG_VERSION_NUM / 100;
 	hdr.row_size = sizeof(NgHistoryRow);
 	hdr.ncounters = NG_HISTORY_NCOUNTERS;
+	hdr.wait_row_size = sizeof(NgHistoryWaitRow);
 	LWLockAcquire(ng_history->lock, LW_SHARED);
 	hdr.nwindows = ng_history->nwindows;
 	hdr.windows_dropped = ng_history->windows_dropped;
@@ -198,6 +203,32 @@ hfile_read_all(size_t *len)
 }
 
 /*
+ * hfile_check_waits
+ *		The wait rows of window fw, at *at in buf (of len bytes without its
+ *		CRC): NULL if valid (*at moved past them), else why not.  A file of
+ *		format 1 has none.
+ */
+static const char *
+hfile_check_waits(const char *buf, size_t len, size_t *at,
+				  const NgHistoryFileWindow *fw, uint32 format)
+{
+	if (fw->nwaits < 0 || (format == 1 && fw->nwaits != 0) ||
+		(len - *at) / sizeof(NgHistoryWaitRow) < (size_t) fw->nwaits)
+		return "a window's wait row count is invalid";
+	for (int r = 0; r < fw->nwaits; r++)
+	{
+		NgHistoryWaitRow row;
+
+		memcpy(&row, buf + *at + r * sizeof(NgHistoryWaitRow), sizeof(row));
+		if ((uint8) row.others > 1 || row.key.pad != 0 || row.samples == 0 ||
+			(row.others && row.key.queryid != 0))
+			return "a window's wait row is invalid";
+	}
+	*at += sizeof(NgHistoryWaitRow) * (size_t) fw->nwaits;
+	return NULL;
+}
+
+/*
  * hfile_check
  *		Is buf (len bytes) a whole, valid history file?  The reason if not.
  */
@@ -208,14 +239,17 @@ hfile_check(const char *buf, size_t len)
 	pg_crc32c	crc;
 	size_t		at = sizeof(hdr);
 	TimestampTz last_end = DT_NOBEGIN;
+	const char *why;
 
 	if (len < sizeof(hdr) + sizeof(crc))
 		return "it is truncated";
 	memcpy(&hdr, buf, sizeof(hdr));
-	if (hdr.magic != NG_HISTORY_MAGIC || hdr.format != NG_HISTORY_FORMAT ||
+	if (hdr.magic != NG_HISTORY_MAGIC ||
+		(hdr.format != NG_HISTORY_FORMAT && hdr.format != 1) ||
 		hdr.pg_major != PG_VERSION_NUM / 100 ||
 		hdr.row_size != sizeof(NgHistoryRow) ||
-		hdr.ncounters != NG_HISTORY_NCOUNTERS)
+		hdr.ncounters != NG_HISTORY_NCOUNTERS ||
+		(hdr.format > 1 && hdr.wait_row_size != sizeof(NgHistoryWaitRow)))
 		return "it was written by another version";
 	INIT_CRC32C(crc);
 	COMP_CRC32C(crc, buf, len - sizeof(crc));
@@ -249,6 +283,9 @@ hfile_check(const char *buf, size_t len)
 				return "a window's row is invalid";
 		}
 		at += sizeof(NgHistoryRow) * (size_t) fw.nrows;
+		why = hfile_check_waits(buf, len, &at, &fw, hdr.format);
+		if (why != NULL)
+			return why;
 	}
 	if (at != len)
 		return "it has bytes after its windows";
@@ -271,7 +308,8 @@ hfile_restore(const char *buf)
 
 		memcpy(&fw, buf + at, sizeof(fw));
 		at += sizeof(fw);
-		dp = ng_dsa_allocate(NG_HISTORY_WINDOW_SIZE(fw.nrows), DSA_ALLOC_HUGE);
+		dp = ng_dsa_allocate(NG_HISTORY_WINDOW_SIZE(fw.nrows, fw.nwaits),
+							 DSA_ALLOC_HUGE);
 		if (DsaPointerIsValid(dp))
 		{
 			w = dsa_get_address(ng_area, dp);
@@ -279,11 +317,16 @@ hfile_restore(const char *buf)
 			w->start = fw.start;
 			w->end = fw.end;
 			w->nrows = fw.nrows;
+			w->nwaits = fw.nwaits;
 			memcpy(w->rows, buf + at, sizeof(NgHistoryRow) * (size_t) fw.nrows);
+			memcpy(NG_HISTORY_WINDOW_WAITS(w),
+				   buf + at + sizeof(NgHistoryRow) * (size_t) fw.nrows,
+				   sizeof(NgHistoryWaitRow) * (size_t) fw.nwaits);
 		}
-		at += sizeof(NgHistoryRow) * (size_t) fw.nrows;
+		at += sizeof(NgHistoryRow) * (size_t) fw.nrows +
+			sizeof(NgHistoryWaitRow) * (size_t) fw.nwaits;
 		LWLockAcquire(ng_history->lock, LW_EXCLUSIVE);
-		ng_history_link(dp, fw.nrows);
+		ng_history_link(dp, NG_HISTORY_WINDOW_SIZE(fw.nrows, fw.nwaits));
 		LWLockRelease(ng_history->lock);
 	}
 	LWLockAcquire(ng_history->lock, LW_EXCLUSIVE);

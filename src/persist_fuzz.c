@@ -6,7 +6,7 @@
  *
  * Why a file of its own: nothing here exists in a release build.  The
  * entry point, pg_stat_statements_ng_fuzz_loader(corpus bytea[], iterations
- * int8, seed int8), is in no extension script; fuzz/loader.sh creates it by
+ * int8, seed int8), is in no extension script; fuzz/run.sh creates it by
  * hand (CREATE FUNCTION .. LANGUAGE C) in a throwaway instance of a server
  * built with AddressSanitizer.  Each iteration takes a dump of the corpus,
  * mutates it (bits flipped, bytes and aligned 4- and 8-byte fields set to

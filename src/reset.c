@@ -5,7 +5,7 @@
  *		and on the counts backends still hold in their slots.
  *
  * Why a file of its own: a reset is the one operation that must see both
- * the shared entries (store.c) and every backend's slots (slots.c), and the
+ * the shared entries (store.c) and every backend's slots (slots.h), and the
  * only one that holds every partition lock at once.
  *
  * Locking: a full reset takes every partition lock exclusively, in index

@@ -6,7 +6,7 @@
  *
  * Why a file of its own: creating the shared state needs every part that
  * lives in it (the fixed state and the DSA area, shmem.c; the slot areas,
- * slots.c) and the keeper's decision whether to restore (persist.c); kept
+ * slot_area.c) and the keeper's decision whether to restore (persist.c); kept
  * apart, none of those needs to know the others.
  *
  *-------------------------------------------------------------------------

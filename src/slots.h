@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * slots.h
- *		Per-backend slots in main shared memory (slots.c): the hot path's
- *		counting, binding slots to entries, folding, maintenance.
+ *		Per-backend slots in main shared memory (slot_area.c and the
+ *		slots_*.c files, slots_int.h): the hot path's counting, binding slots
+ *		to entries, folding, maintenance.
  *
  * Owns: NgSlot and NgBackendSlots.  Only the owning process writes its
  * slots, bracketing each write with the slot's change count; others read

@@ -5,11 +5,12 @@
  *		or the least recently used one to give up (released by
  *		slots_fold.c), and recording the binding in the slot.
  *
- * Why a file of its own: this is the part of the slots that moves counts
- * between a slot and the shared table.  The hot path (slots_count.c) comes
- * here only when a statement has no slot yet or its entry was removed; the
- * entry itself is found in slots_entry.c.  slots_int.h describes the whole
- * slot protocol.
+ * Why a file of its own: choosing and recording a binding is the step
+ * between a statement's entry (found in slots_entry.c) and counting in a
+ * slot (slots_count.c); counts move between a slot and the shared table in
+ * slots_fold.c.  The hot path comes here only when a statement has no slot
+ * yet or its entry was removed.  slots_int.h describes the whole slot
+ * protocol.
  *
  * Locking.  Nothing here takes a lock itself: the victim is released by
  * ng_slot_release (slots_fold.c), which takes its partition lock, waiting

@@ -6,28 +6,30 @@
  *		helpers the hot path needs.  Included by the slot*.c files only;
  *		other files use slots.h.
  *
- * The slot files, and what each owns:
+ * The slot files, and what each owns, from the top down: a file calls only
+ * files below it in this list (kept by review; scripts/check-house.sh checks
+ * only that they call each other in no circle).
  *
- *	slot_area.c		the slot areas in main shared memory (sizes, layout,
- *					initialization) and the lock-free read of a slot
- *	slots_local.c	backend-local bookkeeping: the state below, recent
- *					parses, the text a new entry may get
- *	slots_fold.c	folding a slot into its entry and releasing it (also
- *					the least recently used bound slots, for eviction), or
- *					keeping it bound when its histogram cells are wanted
- *	slots_entry.c	finding or creating a slot's entry (on a full table,
- *					past the admission filter), the pin a parse carries to
- *					its execution, counting without a slot area, giving an
- *					unbound slot's key an entry before its fold
+ *	slots_count.c	the hot path: counting an execution, noting a parse
+ *	slots_life.c	attaching (and taking over slots a failed exit left),
+ *					the periodic maintenance, the fold of every slot at exit
  *	slots_bind.c	binding a slot: a free one, or the least recently used
  *					one given up
- *
- * They call each other only downwards in that list (slot_area.c and
- * slots_local.c at the bottom, slots_count.c at the top; slots_life.c
- * calls fold and entry), which scripts/check-house.sh checks.
- *	slots_life.c	attaching (and inheriting slots), the periodic
- *					maintenance, the fold of every slot at exit
- *	slots_count.c	the hot path: counting an execution, noting a parse
+ *	slots_entry.c	finding or creating a slot's entry (on a full table,
+ *					past the admission filter), the pin a parse carries to
+ *					its execution, counting without a slot area or straight
+ *					into an entry, giving an unbound slot's key an entry
+ *					before its fold
+ *	slots_fold.c	folding a slot into its entry and releasing it (also
+ *					the idle bound slots, for eviction), or keeping it bound
+ *					when its histogram cells are wanted
+ *	slots_cells.c	a slot's histogram cells past the hot path's inline hit:
+ *					a bucket's new cell from the pool, the spare groups a
+ *					fold will need
+ *	slots_local.c	backend-local bookkeeping: the state below, recent
+ *					parses, the text a new entry may get
+ *	slot_area.c		the slot areas in main shared memory (sizes, layout,
+ *					initialization) and the lock-free read of a slot
  *
  * Layout.  Each process that can run queries owns an NgBackendSlots area in
  * main shared memory (indexed by its PGPROC number): a map saying which

@@ -12,7 +12,7 @@
  * Memory: a main shared memory struct of its own, sized at start:
  * NgWaitShared, one NgWaitCurrent per process number below MaxBackends
  * (each on a cache line of its own: its process writes it at every
- * statement), and wait_profile_max NgWaitEntry rows (88 bytes each).  A
+ * statement), and wait_profile_max NgWaitEntry rows (112 bytes each).  A
  * fixed table rather than DSA: the sampler is its only writer, the number
  * of rows is a setting fixed at start, and a full table gives up its least
  * recently sampled rows (waits_sampler.c) instead of growing.
@@ -112,7 +112,7 @@ void
 ng_waits_request_shmem(void)
 {
 	RequestAddinShmemSpace(waits_shmem_size());
-	RequestNamedLWLockTranche(NG_WAITS_LOCK_TRANCHE, 1);
+	RequestNamedLWLockTranche(NG_WAITS_LOCK_TRANCHE, 2);
 }
 
 /*
@@ -163,7 +163,9 @@ ng_waits_init_shmem(void)
 	ng_waits->nprocs = MaxBackends;
 	ng_waits->current_offset = waits_current_offset();
 	ng_waits->entries_offset = waits_entries_offset();
-	ng_waits->reset_lock = &GetNamedLWLockTranche(NG_WAITS_LOCK_TRANCHE)->lock;
+	ng_waits->reset_lock = &GetNamedLWLockTranche(NG_WAITS_LOCK_TRANCHE)[0].lock;
+	ng_waits->window_lock = &GetNamedLWLockTranche(NG_WAITS_LOCK_TRANCHE)[1].lock;
+	pg_atomic_init_u32(&ng_waits->following, 0);
 	pg_atomic_init_u32(&ng_waits->resets, 0);
 	pg_atomic_init_u32(&ng_waits->sampler_pid, 0);
 	pg_atomic_init_u64(&ng_waits->rounds, 0);

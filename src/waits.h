@@ -17,7 +17,10 @@
  * exclusively, and read under it in shared mode (the sampler, which never
  * waits for it, reads it without lock where a stale value only changes
  * which entry it gives up first).  The sampler takes no lock while it
- * samples: nothing a backend could wait for.
+ * samples: nothing a backend could wait for.  An entry's window part
+ * (seen_*) and the handover are under window_lock, which only the keeper
+ * (taking the window's samples, waits_window.c) and the sampler (giving
+ * entries up, loading the file) take: no backend waits for it.
  *
  *-------------------------------------------------------------------------
  */
@@ -79,6 +82,11 @@ typedef struct NgWaitEntry
 	uint32		base_incarnation;	/* the incarnation the base is of */
 	uint64		base_samples;
 	uint64		base_time_us;
+
+	/* the history's part: what the keeper has taken, under window_lock */
+	uint32		seen_incarnation;	/* the incarnation seen_* is of */
+	uint64		seen_samples;
+	uint64		seen_time_us;
 } NgWaitEntry;
 
 /* a row as readers see it: what no reset took of an entry */
@@ -88,6 +96,9 @@ typedef struct NgWaitRow
 	uint64		samples;
 	uint64		time_us;
 } NgWaitRow;
+
+/* rows handed over to the keeper by the sampler's evictions, at most */
+#define NG_WAITS_HANDOVER_MAX	1024
 
 typedef struct NgWaitShared
 {
@@ -100,6 +111,11 @@ typedef struct NgWaitShared
 	pg_atomic_uint64 rounds;	/* sampling rounds since start */
 	pg_atomic_uint64 evicted;	/* samples of entries given up; a full reset
 								 * clears it */
+	LWLock	   *window_lock;	/* the keeper and the sampler only */
+	pg_atomic_uint32 following; /* a keeper takes the windows' samples */
+	int			nhandover;		/* window_lock: rows in handover */
+	uint64		handover_lost;	/* window_lock: samples that found it full */
+	NgWaitRow	handover[NG_WAITS_HANDOVER_MAX];	/* window_lock */
 	Size		current_offset; /* from this struct to current[0] */
 	Size		entries_offset; /* to entries[0] */
 } NgWaitShared;
@@ -127,6 +143,15 @@ extern void ng_waits_publish(uint64 queryid);
 
 /* Functions in waits_sampler.c */
 extern void ng_waits_register_sampler(void);
+
+/* Functions in waits_window.c */
+typedef void (*NgWaitsTakeFn) (const NgWaitKey *key, uint64 samples,
+							   uint64 time_us, void *arg);
+extern void ng_waits_window_open(void);
+extern uint64 ng_waits_window_take(NgWaitsTakeFn add, void *arg);
+extern void ng_waits_window_stop(void);
+extern void ng_waits_window_handover(NgWaitEntry *e);
+extern void ng_waits_window_mark(NgWaitEntry *e);
 
 /* Functions in waits_file.c */
 #define NG_WAITS_FILE		"pg_stat/pg_stat_statements_ng_waits.stat"

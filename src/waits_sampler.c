@@ -34,7 +34,9 @@
  * entry and a list of free entries, both rebuilt from shared memory when
  * it starts.  A full table gives up a sixteenth of its rows at once:
  * those a reset emptied first, then the least recently sampled; what they
- * held goes to the evicted figure.  Each sample weighs the time since the
+ * held goes to the evicted figure, and what the keeper has not yet taken
+ * of them to the keeper's handover (waits_window.c), under window_lock,
+ * which only the keeper and the sampler take (giving rows up, loading).  Each sample weighs the time since the
  * previous round (the interval, when the sampler keeps up; more, when the
  * machine made it late), summed per row as its estimated time.
  *
@@ -160,7 +162,8 @@ sampler_victim_cmp(const void *a, const void *b)
  * sampler_evict
  *		The table is full: give up a sixteenth of its rows, those a reset
  *		emptied first, then the least recently sampled, adding what they
- *		held to the evicted figure.
+ *		held to the evicted figure, and handing what the keeper has not
+ *		taken of them to it (waits_window.c), under window_lock.
  */
 static void
 sampler_evict(void)
@@ -180,18 +183,21 @@ sampler_evict(void)
 			e->last_round;
 	}
 	qsort(v, n, sizeof(SamplerVictim), sampler_victim_cmp);
+	LWLockAcquire(ng_waits->window_lock, LW_EXCLUSIVE);
 	for (int k = 0; k < batch; k++)
 	{
 		NgWaitEntry *e = ng_waits_entry(v[k].index);
 		uint64		time_us;
 
 		lost += ng_waits_visible(e, e, &time_us);
+		ng_waits_window_handover(e);
 		hash_search(sampler_map, &e->key, HASH_REMOVE, NULL);
 		sampler_write_begin(e);
 		e->in_use = false;
 		sampler_write_end(e);
 		sampler_free[sampler_nfree++] = v[k].index;
 	}
+	LWLockRelease(ng_waits->window_lock);
 	pfree(v);
 	pg_atomic_fetch_add_u64(&ng_waits->evicted, lost);
 }
@@ -217,10 +223,15 @@ sampler_entry(const NgWaitKey *key)
 	m->index = sampler_free[--sampler_nfree];
 	e = ng_waits_entry(m->index);
 	sampler_write_begin(e);
-	/* a new incarnation, never the one a base (of resets) is left for */
+
+	/*
+	 * a new incarnation, never the one a base (of resets) or the keeper's
+	 * mark is left for (a free row's mark is not written: waits_window.c)
+	 */
 	do
 		e->incarnation++;
-	while (e->incarnation == 0 || e->incarnation == e->base_incarnation);
+	while (e->incarnation == 0 || e->incarnation == e->base_incarnation ||
+		   e->incarnation == e->seen_incarnation);
 	e->key = *key;
 	e->samples = 0;
 	e->time_us = 0;
@@ -243,11 +254,15 @@ sampler_add(const NgWaitKey *key, uint64 samples, uint64 time_us)
 	sampler_write_end(e);
 }
 
-/* the loader's callback (waits_file.c): a saved row */
+/*
+ * the loader's callback (waits_file.c): a saved row, counted before the
+ * start, in none of the history's windows
+ */
 static void
 sampler_load_row(const NgWaitKey *key, uint64 samples, uint64 time_us)
 {
 	sampler_add(key, samples, time_us);
+	ng_waits_window_mark(sampler_entry(key));
 }
 
 /*

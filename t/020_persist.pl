@@ -1,4 +1,4 @@
-# Persistence across restarts (issue 5): a clean restart keeps every entry
+# Persistence across restarts: a clean restart keeps every entry
 # byte for byte; save = off keeps nothing; an immediate stop or a crash
 # starts empty even with a valid file in place; a keeper terminated by hand
 # does not make a later restart restore stale statistics; an unwritable

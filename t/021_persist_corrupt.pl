@@ -1,7 +1,7 @@
 # A saved statistics file that is truncated, corrupted, of another format,
 # major or layout, or with bytes appended, is rejected as a whole: the
 # server starts, the log says so in exactly one line, statistics are empty
-# and the file is removed (issue 5).
+# and the file is removed.
 #
 # One valid file is made once; then for each case: stop, put the damaged
 # copy in place, start, check.  Where a header field or a length is changed
@@ -99,10 +99,9 @@ is($N, $nrows, "entry count ($N) in the header's last field, offset " . ($H - 8)
 note "header $H bytes, entry fixed part $E bytes, text length at $layout->{text_len_at}, file $size bytes";
 cmp_ok($size, '>', 8192, 'the file is larger than 8 kB');
 
-# A format version names one layout.  Format 1 is the one the persistence
-# commit (16d4981) wrote: a 96-byte header (magic, format, major,
-# counters_size, the nine int64/timestamp info figures, the entry count)
-# and entries of counters_size + 56 bytes before their text.  Format 2 has
+# A format version names one layout.  Format 1, the first, has a 96-byte
+# header (magic, format, major, counters_size, the nine int64/timestamp
+# info figures, the entry count) and entries of counters_size + 56 bytes before their text.  Format 2 has
 # a tenth info figure (unadmitted_calls): a 104-byte header; and entries
 # keep text_stored_at: counters_size + 64 bytes.  Format 3 has an eleventh
 # info figure (dsa_failures): a 112-byte header.  Format 4 takes the

@@ -1,6 +1,6 @@
 # On a hot standby the extension tracks read-only statements, exactly; a
 # base backup of a primary carries no saved statistics file; a clean restart
-# of the standby keeps its statistics (issue 5).
+# of the standby keeps its statistics.
 use strict;
 use warnings FATAL => 'all';
 

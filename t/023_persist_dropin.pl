@@ -1,5 +1,5 @@
 # After a clean restart the drop-in (the extension named pg_stat_statements)
-# and the native view see the same restored statistics (issue 5).
+# and the native view see the same restored statistics.
 #
 # Runs where the drop-in is installed (make install-dropin: in place of
 # contrib's files on 15 to 17, in a directory of its own on 18, reached

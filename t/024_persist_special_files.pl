@@ -1,5 +1,5 @@
-# The saved statistics file is read without blocking and in bounded memory
-# (issue 17, item 3): a FIFO in its place is refused without opening it for
+# The saved statistics file is read without blocking and in bounded memory:
+# a FIFO in its place is refused without opening it for
 # good (the keeper never blocks, and a fast stop completes); a file larger
 # than the settings could have written (max entries and slots, their fixed
 # parts, query_text_memory of texts) is refused by its size, without being

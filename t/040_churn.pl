@@ -78,7 +78,8 @@ sub pgbench
 
 sub info { return sql("SELECT $_[0] FROM pg_stat_statements_ng_info"); }
 
-# the identity the churn issue promises
+# the identity every read must keep: sum(calls) + evicted_calls is every
+# execution
 sub check_exact
 {
 	my ($name, $executed) = @_;

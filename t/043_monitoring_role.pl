@@ -56,9 +56,11 @@ my @functions = (
 	'pg_stat_statements_ng_info()',
 	'pg_stat_statements_ng_waits()',
 	'pg_stat_statements_ng_history()',
-	'pg_stat_statements_ng_history_info()');
+	'pg_stat_statements_ng_history_info()',
+	'pg_stat_statements_ng_history_waits()');
 my @views = qw(pg_stat_statements_ng pg_stat_statements_ng_info
-  pg_stat_statements_ng_waits pg_stat_statements_ng_history);
+  pg_stat_statements_ng_waits pg_stat_statements_ng_history
+  pg_stat_statements_ng_history_waits);
 $node->safe_psql('postgres',
 	"CREATE EXTENSION pg_stat_statements_ng;\n"
 	  . join('',
@@ -74,14 +76,15 @@ my $recipe = q{
 CREATE ROLE ng_monitor LOGIN;
 GRANT pg_read_all_stats TO ng_monitor;
 GRANT SELECT ON pg_stat_statements_ng, pg_stat_statements_ng_info,
-  pg_stat_statements_ng_waits, pg_stat_statements_ng_history TO ng_monitor;
+  pg_stat_statements_ng_waits, pg_stat_statements_ng_history,
+  pg_stat_statements_ng_history_waits TO ng_monitor;
 GRANT EXECUTE ON FUNCTION pg_stat_statements_ng(boolean),
   pg_stat_statements_ng_changed_since(bigint, boolean),
   pg_stat_statements_ng_texts(bigint[]),
   pg_stat_statements_ng_histogram(bigint, text),
   pg_stat_statements_ng_info(), pg_stat_statements_ng_waits(),
-  pg_stat_statements_ng_history(), pg_stat_statements_ng_history_info()
-  TO ng_monitor;
+  pg_stat_statements_ng_history(), pg_stat_statements_ng_history_info(),
+  pg_stat_statements_ng_history_waits() TO ng_monitor;
 CREATE SCHEMA ng_admin;
 REVOKE ALL ON SCHEMA ng_admin FROM PUBLIC;
 GRANT USAGE ON SCHEMA ng_admin TO ng_monitor;
@@ -118,7 +121,8 @@ my @reads = (
 	"SELECT * FROM pg_stat_statements_ng_histogram($qid)",
 	'SELECT * FROM pg_stat_statements_ng_info',
 	'SELECT * FROM pg_stat_statements_ng_waits ORDER BY queryid, wait_event_type, wait_event',
-	'SELECT * FROM pg_stat_statements_ng_history ORDER BY queryid');
+	'SELECT * FROM pg_stat_statements_ng_history ORDER BY queryid',
+	'SELECT * FROM pg_stat_statements_ng_history_waits ORDER BY queryid, wait_event_type, wait_event');
 for my $sql (@reads)
 {
 	my $super = $node->safe_psql('postgres', $sql);
@@ -140,6 +144,11 @@ is( as('ng_monitor',
 		"SELECT count(*) FROM pg_stat_statements_ng_history WHERE queryid = $qid"),
 	1,
 	'and their history');
+is( as('ng_monitor',
+		"SELECT count(*) > 0 FROM pg_stat_statements_ng_history_waits WHERE queryid = $qid"
+	),
+	't',
+	'and their waits in the history');
 
 # without pg_read_all_stats: only one's own texts; without grants: nothing
 is( as('nobody',

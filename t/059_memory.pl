@@ -1,4 +1,4 @@
-# What statements and slots cost in memory, exactly (issue #13), from
+# What statements and slots cost in memory, exactly, from
 # pg_stat_statements_ng_info's entries_memory and slots_memory, on x86-64:
 #  - an entry is 640 bytes, its first histogram group (16 buckets of one
 #    kind) included, plus 144 per further group its samples fell in: 50

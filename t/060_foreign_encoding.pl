@@ -1,5 +1,5 @@
 # A query text that cannot be shown in the reader's database encoding is
-# shown in a safe form, never an ERROR for the whole read (issue 17, item 4):
+# shown in a safe form, never an ERROR for the whole read:
 # the bytes that have no equivalent are written as \xNN.  Texts come from a
 # SQL_ASCII database (bytes that are not UTF-8), a UTF-8 database (Chinese,
 # and an e-acute that LATIN1 has); they are read from a UTF-8, a LATIN1 and

@@ -1,4 +1,4 @@
-# Literals in utility statements are never stored (issue 17, item 5): a
+# Literals in utility statements are never stored: a
 # password, the OPTIONS of a server or user mapping, a DO body, a comment,
 # the constants of COPY (SELECT ...), CREATE VIEW, CALL, EXPLAIN, CREATE
 # TABLE AS, ... are shown as $n.  A marker string written in each of them

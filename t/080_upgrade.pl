@@ -1,4 +1,4 @@
-# Upgrades between versions of our own SQL objects (issue 16): an extension
+# Upgrades between versions of our own SQL objects: an extension
 # created at an older version and brought to the default version with
 # ALTER EXTENSION ... UPDATE has exactly the objects and grants of a fresh
 # install of the default version.

@@ -8,8 +8,10 @@
 # stored text escaped, nothing that could fetch anything), then opened in
 # headless chromium: the DOM has no script and no img element, the hostile
 # texts are text, every top-list link has its section, and every chart has
-# one bar per window.  The report of a period without windows says so and
-# shows the cumulative figures.  A user without pg_read_all_stats gets a
+# one bar per window.  The sleeping statement's waits are its windows'
+# samples (pg_stat_statements_ng_history_waits), with a stacked bar in the
+# window it ran in.  The report of a period without windows says so and
+# shows the cumulative figures (its waits since the last reset).  A user without pg_read_all_stats gets a
 # report without other users' texts.  With evictions, the report warns that
 # the data is incomplete.
 #
@@ -113,6 +115,21 @@ like($windowed, qr{<h3>By failures[^<]*</h3><table class="top">(?:(?!</table>).)
 	'the failing statement is in the failures list');
 unlike($windowed, qr{secret_marker_text}, 'a statement after the period is not in the windows report');
 like(section_of($windowed, 'napping'), qr{<div class="bar"><span class="w" style="width:[0-9.]+%;background:#[0-9a-f]+" title="Timeout / PgSleep: }, 'the sleeping statement has its waits bar');
+# the waits of a windows report are the windows' (history_waits): exactly
+# their samples, with a stacked bar per window that has any
+my $nap_samples = sql(q{
+SELECT sum(w.samples) FROM pg_stat_statements_ng_history_waits w
+  JOIN pg_stat_statements_ng s USING (userid, dbid, queryid)
+ WHERE s.query LIKE '%napping%'});
+cmp_ok($nap_samples, '>', 0, 'the sleeping statement has wait samples in its window');
+like(section_of($windowed, 'napping'),
+	qr{<h4>Waits \(\Q$nap_samples\E samples in the period's windows\)</h4>},
+	'its waits are its windows\' samples');
+my ($wchart) = section_of($windowed, 'napping') =~ m{<svg class="waits"(.*?)</svg>}s;
+my @wx = ($wchart // '') =~ m{<rect x="([0-9.]+)"}g;
+my %wx = map { $_ => 1 } @wx;
+is_deeply([ sort keys %wx ], ['450.00'], 'its waits chart has a bar in the second window only');
+like($cumulative, qr{samples since the last reset}, 'a period without windows shows the waits since the last reset');
 like($windowed, qr{<p class="ok">}, 'nothing lost: no warning');
 foreach my $bad ('http://', 'https://', 'src=', 'url(', '@import', '<script', '<img')
 {
