@@ -14,6 +14,7 @@ OBJS = \
 	src/failures.o \
 	src/funcs.o \
 	src/funcs_statements.o \
+	src/funcs_texts.o \
 	src/guc.o \
 	src/hist.o \
 	src/history.o \

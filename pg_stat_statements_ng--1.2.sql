@@ -619,6 +619,24 @@ $$;
 
 -- ---- the report (end) ----
 
+-- ---- texts once: the texts of chosen statements (begin) ----
+
+-- the texts of the entries with these queryids, each with its
+-- text_stored_at (a stamp no other text of the run has)
+CREATE FUNCTION pg_stat_statements_ng_texts(IN queryids bigint[],
+    OUT userid oid,
+    OUT dbid oid,
+    OUT queryid bigint,
+    OUT toplevel bool,
+    OUT query text,
+    OUT text_stored_at timestamp with time zone
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_texts_1_2'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+-- ---- texts once (end) ----
+
 -- ---- the history's wait samples: each window's waits (begin) ----
 
 -- every wait row of every closed window, oldest window first: per statement

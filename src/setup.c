@@ -68,6 +68,7 @@ ng_store_init_shmem(void)
 		pg_atomic_init_u32(&ng_shared->entry_count, 0);
 		pg_atomic_init_u32(&ng_shared->admit_after_eviction, 0);
 		pg_atomic_init_u64(&ng_shared->text_bytes, 0);
+		pg_atomic_init_u64(&ng_shared->text_stamp, 0);
 		pg_atomic_init_u32(&ng_shared->clock_partition, 0);
 		pg_atomic_init_u32(&ng_shared->losses_logged, 0);
 

@@ -166,6 +166,8 @@ typedef struct NgSharedState
 											 * admission filter works a batch
 											 * below max from then */
 	pg_atomic_uint64 text_bytes;	/* DSA bytes held by texts */
+	pg_atomic_uint64 text_stamp;	/* the last text_stored_at given (qtext.c,
+									 * ng_qtext_stamp) */
 	pg_atomic_uint32 clock_partition;	/* eviction: next partition */
 	pg_atomic_uint32 losses_logged; /* NgLoss bits already logged */
 	pg_atomic_uint64 hist_bytes;	/* DSA bytes held by entries' histogram

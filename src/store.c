@@ -304,7 +304,7 @@ ng_entry_insert(NgSharedPartition *part, const NgKey *key, uint32 hash,
 	entry->usage = 1;
 	entry->qtext = qtext;
 	entry->text_len = DsaPointerIsValid(qtext) ? text_len : 0;
-	entry->text_stored_at = DsaPointerIsValid(qtext) ? GetCurrentTimestamp() : 0;
+	entry->text_stored_at = DsaPointerIsValid(qtext) ? ng_qtext_stamp() : 0;
 	entry->encoding = encoding;
 	now = GetCurrentTimestamp();
 	entry->stats_since = now;
