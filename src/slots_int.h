@@ -34,7 +34,11 @@
  * partition each slot counts for, its cell pool, then its NgSlot structs:
  * ng_slots_per_backend of them for a client backend, fewer for any other
  * process (slot_area.c).  The backend works with its own area's count,
- * ngs_nslots, never the setting.
+ * ngs_nslots, never the setting.  Apart from the areas, each process has a
+ * partition mask saying which partitions its slots count for, so that
+ * readers skip the areas of processes with no slot in the partition they
+ * read (slots.h); the owner keeps it when it binds, folds and inherits
+ * slots, never when it counts.
  * A backend-local hash table maps a key to the slot counting it, so finding
  * the slot of a statement the backend already tracks touches no shared
  * memory at all.
