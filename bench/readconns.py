@@ -14,6 +14,16 @@ of each and the median (min-max) of the paired ratios ours / contrib.
   bench/readconns.py --bindir /usr/lib/postgresql/15/bin \\
       --max-connections 100,1000,5000 --entries 100000 --reps 11
 
+With --callgrind, instructions instead of time, free of the machine's
+noise: for each max_connections, postgres --single (both libraries
+preloaded, --cg-entries statements tracked by each) under valgrind
+--tool=callgrind runs --cg-reads and then 3 x --cg-reads reads of each
+view; (I(3N) - I(N)) / 2N is the instructions of one read (a read of the
+other view runs as often in both, so it cancels out; so does the
+start-up, whose shared memory grows with max_connections).
+
+  bench/readconns.py --callgrind --max-connections 100,1000,5000
+
 Builds ours from git archive of --ng-rev (HEAD by default) into a private
 copy of --bindir's installation (bench/tree.py), as bench/run.py does.
 Python 3 standard library only.
@@ -32,7 +42,8 @@ import time
 if __name__ == "__main__":
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from bench.common import log, mkdir_pg  # noqa: E402
+from bench.callgrind import TIMED_FUNCTION, collected_events, inclusive_of  # noqa: E402
+from bench.common import as_pg, log, mkdir_pg, run  # noqa: E402
 from bench.cluster import Cluster  # noqa: E402
 from bench.tree import Tree  # noqa: E402
 from bench.workloads import fill_statements  # noqa: E402
@@ -169,6 +180,51 @@ def measure(args, tree, workdir, maxconn, port):
     return res
 
 
+def callgrind_reads(args, tree, workdir, maxconn):
+    """Instructions of one read of each view at maxconn: {contender: Ir}."""
+    cwd = os.path.join(workdir, "cg%d" % maxconn)
+    mkdir_pg(cwd)
+    cl = BothCluster(tree, "ng", cwd, 55470)
+    cl.initdb()
+    cl.write_run_conf({"max_connections": maxconn,
+                       "pg_stat_statements.max": args.cg_entries + 1000,
+                       "pg_stat_statements.save": "off",
+                       "pg_stat_statements_ng.max": args.cg_entries + 1000,
+                       "pg_stat_statements_ng.save": "off"})
+    single = [tree.bin("postgres"), "--single", "-D", cl.data, "postgres"]
+    setup = ("CREATE EXTENSION pg_stat_statements;\n"
+             "CREATE EXTENSION pg_stat_statements_ng;\n"
+             "DO $$ BEGIN FOR i IN 1..%d LOOP EXECUTE format("
+             "'CREATE TABLE r%%s (id int)', i); END LOOP; END $$;\n"
+             % min(1000, args.cg_entries))
+    run(as_pg(single), input=setup)
+    fill_sql = "\n".join(fill_statements(0, args.cg_entries)) + "\n"
+    out = {}
+    for who, q in (("pgss", "SELECT count(*) FROM pg_stat_statements(false);"),
+                   ("ng", "SELECT count(*) FROM pg_stat_statements_ng(false);")):
+        counts = {}
+        for k in (args.cg_reads, 3 * args.cg_reads):
+            path = os.path.join(cwd, "in-%s-%d.sql" % (who, k))
+            with open(path, "w") as f:
+                f.write(fill_sql + (q + "\n") * k)
+            cgout = os.path.join(cwd, "cg.out.%s-%d" % (who, k))
+            with open(path) as inp:
+                p = run(as_pg(["valgrind", "--tool=callgrind",
+                               "--callgrind-out-file=" + cgout] + single),
+                        stdin=inp, check=False)
+            ev = collected_events(p.stderr)
+            if not ev:
+                raise RuntimeError("callgrind gave no count:\n" + p.stderr[-2000:])
+            # ours' maintenance runs by the clock: left out
+            counts[k] = ev["Ir"] - inclusive_of(cgout, TIMED_FUNCTION)
+        out[who] = (counts[3 * args.cg_reads] - counts[args.cg_reads]) / (2.0 * args.cg_reads)
+        log("max_connections %5d  %-4s %12.0f instructions a read of %d entries"
+            % (maxconn, who, out[who], args.cg_entries))
+    if not args.keep:
+        shutil.rmtree(cwd, ignore_errors=True)
+    return out
+
+
 def table(results):
     lines = ["| max_connections | read | contrib ms | ours ms | ours / contrib |",
              "|---:|---|---|---|---|"]
@@ -192,6 +248,10 @@ def main():
     ap.add_argument("--ng-rev", default="HEAD")
     ap.add_argument("--ext-src", help="build ours from this directory instead")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--callgrind", action="store_true",
+                    help="instructions of a read (postgres --single) instead of times")
+    ap.add_argument("--cg-entries", type=int, default=2000)
+    ap.add_argument("--cg-reads", type=int, default=10)
     args = ap.parse_args()
     workdir = tempfile.mkdtemp(prefix="pgssng-readconns.", dir="/tmp")
     os.chmod(workdir, 0o755)
@@ -201,6 +261,15 @@ def main():
         atexit.register(shutil.rmtree, workdir, True)
     tree = Tree(args.bindir, workdir, args.ext_src, None, False, ng_rev=args.ng_rev)
     log("PostgreSQL %s, ours at %s" % (tree.version, tree.ng_commit))
+    if args.callgrind:
+        print("ours at %s, PostgreSQL %s, instructions of one read of %d entries "
+              "(count(*), no text)" % (tree.ng_commit, tree.version, args.cg_entries))
+        print("| max_connections | contrib | ours | ours / contrib |\n|---:|---:|---:|---:|")
+        for mc in (int(x) for x in args.max_connections.split(",")):
+            r = callgrind_reads(args, tree, workdir, mc)
+            print("| %d | %.0f | %.0f | %.2f |" % (mc, r["pgss"], r["ng"], r["ng"] / r["pgss"]))
+            sys.stdout.flush()
+        return 0
     results = []
     for i, mc in enumerate(int(x) for x in args.max_connections.split(",")):
         results.append((mc, measure(args, tree, workdir, mc, 55480 + i)))
