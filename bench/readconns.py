@@ -162,6 +162,8 @@ def measure(args, tree, workdir, maxconn, port):
                     "(SELECT count(*) FROM pg_stat_statements_ng(false));\n").strip()
         log("max_connections %d: entries (contrib|ours) %s" % (maxconn, n))
         for label, qp, qn in QUERIES:
+            if args.counts_only and not label.startswith("count"):
+                continue
             tp, tn = interleaved(cl, qp, qn, args.reps)
             ratios = [b / a for a, b in zip(tp, tn)]
             res[label] = {"pgss": tp, "ng": tn, "ratios": ratios}
@@ -247,6 +249,8 @@ def main():
     ap.add_argument("--holders", type=int, default=50)
     ap.add_argument("--per-holder", type=int, default=100)
     ap.add_argument("--reps", type=int, default=11)
+    ap.add_argument("--counts-only", action="store_true",
+                    help="time the count(*) reads only, not all rows to the client")
     ap.add_argument("--ng-rev", default="HEAD")
     ap.add_argument("--ext-src", help="build ours from this directory instead")
     ap.add_argument("--keep", action="store_true")
