@@ -18,9 +18,10 @@ With --callgrind, instructions instead of time, free of the machine's
 noise: for each max_connections, postgres --single (both libraries
 preloaded, --cg-entries statements tracked by each) under valgrind
 --tool=callgrind runs --cg-reads and then 3 x --cg-reads reads of each
-view; (I(3N) - I(N)) / 2N is the instructions of one read (a read of the
-other view runs as often in both, so it cancels out; so does the
-start-up, whose shared memory grows with max_connections).
+view, one view per run; (I(3N) - I(N)) / 2N is the instructions of one
+read (the start-up, whose shared memory grows with max_connections, and the
+statements that fill the views are the same in both runs, so they cancel
+out).
 
   bench/readconns.py --callgrind --max-connections 100,1000,5000
 
