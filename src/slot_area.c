@@ -92,19 +92,27 @@ slots_area_size(int nslots)
 }
 
 /*
+ * ng_slots_areas_size
+ *		The slot areas of all processes (the info view's slots_memory).
+ */
+Size
+ng_slots_areas_size(void)
+{
+	int			nclient = slots_num_client_procs();
+
+	return add_size(mul_size(slots_area_size(ng_slots_per_backend), nclient),
+					mul_size(slots_area_size(slots_other_nslots()),
+							 ng_store_num_slot_procs() - nclient));
+}
+
+/*
  * ng_slots_shmem_size
- *		Main shared memory for the slot areas of all processes.
+ *		Main shared memory for the partition masks and the slot areas.
  */
 Size
 ng_slots_shmem_size(void)
 {
-	int			nclient = slots_num_client_procs();
-	Size		areas;
-
-	areas = add_size(mul_size(slots_area_size(ng_slots_per_backend), nclient),
-					 mul_size(slots_area_size(slots_other_nslots()),
-							  ng_store_num_slot_procs() - nclient));
-	return add_size(slots_masks_size(), areas);
+	return add_size(slots_masks_size(), ng_slots_areas_size());
 }
 
 /*

@@ -145,6 +145,7 @@ typedef struct NgBackendSlots
 extern volatile uint32 *ng_slots_partition_masks(void);
 
 extern Size ng_slots_shmem_size(void);
+extern Size ng_slots_areas_size(void);
 extern void ng_slots_init_shmem(char *base);
 extern NgBackendSlots *ng_slots_of_proc(int procno);
 extern uint64 ng_slots_total(void);
