@@ -218,7 +218,7 @@ pg_stat_statements_ng_info_1_0(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum((int64) pg_atomic_read_u32(&ng_shared->entry_count) *
 								(int64) sizeof(NgSharedEntry) +
 								(int64) pg_atomic_read_u64(&ng_shared->hist_bytes));
-	values[i++] = Int64GetDatum((int64) ng_slots_shmem_size());
+	values[i++] = Int64GetDatum((int64) ng_slots_areas_size());
 	Assert(i == NG_INFO_COLS_1_0);
 	values[i++] = Int64GetDatum(stats.dsa_failures);
 	Assert(i == NG_INFO_COLS_1_1);

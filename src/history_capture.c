@@ -191,6 +191,7 @@ ng_history_capture_slots(void *arg, int p, uint32 old_generation)
 	HistoryCapture *cap = arg;
 	NgSharedPartition *part = &ng_shared->partitions[p];
 	int			nprocs = ng_store_num_slot_procs();
+	volatile uint32 *masks = ng_slots_partition_masks();
 	NgSlot		copy;
 
 	if (cap == NULL)
@@ -200,8 +201,11 @@ ng_history_capture_slots(void *arg, int p, uint32 old_generation)
 		cap->partition_start = cap->nrows;
 	for (int proc = 0; proc < nprocs; proc++)
 	{
-		NgBackendSlots *area = ng_slots_of_proc(proc);
+		NgBackendSlots *area;
 
+		if ((masks[proc] & NG_PARTITION_BIT(p)) == 0)
+			continue;			/* no slot of proc counts for p (slots.h) */
+		area = ng_slots_of_proc(proc);
 		for (int i = 0; i < (int) area->nslots; i++)
 		{
 			if (area->partition_of[i] != p ||

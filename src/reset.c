@@ -60,12 +60,16 @@ static bool
 reset_voids_unbound(int p, Oid userid, Oid dbid, uint64 queryid)
 {
 	int			nprocs = ng_store_num_slot_procs();
+	volatile uint32 *masks = ng_slots_partition_masks();
 	NgSlot		copy;
 
 	for (int proc = 0; proc < nprocs; proc++)
 	{
-		NgBackendSlots *area = ng_slots_of_proc(proc);
+		NgBackendSlots *area;
 
+		if ((masks[proc] & NG_PARTITION_BIT(p)) == 0)
+			continue;			/* no slot of proc counts for p (slots.h) */
+		area = ng_slots_of_proc(proc);
 		for (int i = 0; i < (int) area->nslots; i++)
 		{
 			if (area->partition_of[i] != p)

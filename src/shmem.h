@@ -33,6 +33,9 @@
 /* Partitions of the shared table: a power of two */
 #define NG_NUM_PARTITIONS		32
 
+/* partition p's bit in a mask of partitions (slots.h: at most 32 of them) */
+#define NG_PARTITION_BIT(p)		((uint32) 1 << (p))
+
 /*
  * Cells of the admission filter (slots_entry.c): a power of two.  4 bytes
  * each, 64 kB in all, a whole number of cache lines.
