@@ -23,6 +23,7 @@
 #include "entry_hist.h"
 #include "evict.h"
 #include "hist.h"
+#include "history.h"
 #include "persist_internal.h"
 #include "qtext.h"
 #include "shmem.h"
@@ -159,6 +160,13 @@ ng_persist_restore_entry(const NgDumpEntry *de, const uint64 *hist,
 	LWLockRelease(part->lock);
 	ng_entry_prepared_release();
 
+	if (DsaPointerIsValid(dp))
+	{
+		NgHistView	view = {de->hist_mask, hist};
+
+		/* counted before this run: in no window of the history */
+		ng_history_keeper_restored(&de->key, &de->counters, view);
+	}
 	if (!DsaPointerIsValid(dp) || found)
 		ng_entry_unreserve();
 	if (DsaPointerIsValid(tdp))

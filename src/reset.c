@@ -153,6 +153,15 @@ reset_partition(NgSharedPartition *part, Oid userid, Oid dbid, uint64 queryid,
 		part->text_epoch++;
 }
 
+/* a reset stopped between a void and the history's copy (tests) */
+static inline void
+reset_stall(const NgSharedPartition *part, uint32 old_generation)
+{
+	if (part->generation != old_generation &&
+		NG_DEBUG_FAULT(NG_FAULT_STALL_RESET))
+		ng_debug_stall();
+}
+
 /*
  * ng_store_reset
  *		pg_stat_statements_reset semantics: remove the entries matching the
@@ -190,6 +199,7 @@ ng_store_reset(Oid userid, Oid dbid, uint64 queryid, bool minmax_only)
 
 			reset_partition(&ng_shared->partitions[i], userid, dbid, queryid,
 							false, now, cap);
+			reset_stall(&ng_shared->partitions[i], generation);
 			ng_history_capture_slots(cap, i, generation);
 		}
 		SpinLockAcquire(&ng_shared->mutex);
@@ -214,6 +224,7 @@ ng_store_reset(Oid userid, Oid dbid, uint64 queryid, bool minmax_only)
 			LWLockAcquire(part->lock, LW_EXCLUSIVE);
 			generation = part->generation;
 			reset_partition(part, userid, dbid, queryid, minmax_only, now, cap);
+			reset_stall(part, generation);
 			ng_history_capture_slots(cap, i, generation);
 			LWLockRelease(part->lock);
 		}
