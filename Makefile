@@ -8,7 +8,9 @@ OBJS = \
 	src/alloc.o \
 	src/counters.o \
 	src/dropin.o \
+	src/entry_errors.o \
 	src/entry_hist.o \
+	src/errors_sql.o \
 	src/evict.o \
 	src/failures.o \
 	src/funcs.o \

@@ -27,10 +27,12 @@
 
 #include "alloc.h"
 #include "counters.h"
+#include "entry_errors.h"
 #include "failures.h"
 #include "guc.h"
 #include "qtext.h"
 #include "slots.h"
+#include "store.h"
 
 #define NG_MAX_PENDING_FAILURES	16
 
@@ -38,8 +40,10 @@ typedef struct NgPendingFailure
 {
 	NgKey		key;
 	NgFailure	failure;
+	int			sqlerrcode;
 	double		time;
 	TimestampTz started_at;
+	TimestampTz failed_at;
 } NgPendingFailure;
 
 static NgPendingFailure pending[NG_MAX_PENDING_FAILURES];
@@ -48,18 +52,19 @@ static int64 overflowed = 0;
 static bool flushing = false;
 
 static void failures_record_all(NgTextSource *src, volatile bool *recording);
+static void failures_record_sqlstate(const NgPendingFailure *pf);
 
 /* true while anything is noted and not yet recorded (see ng_failures_flush) */
 NG_HOT bool ng_failures_pending = false;
 
 /*
- * ng_failure_classify
+ * failure_classify
  *		How did a statement that raised sqlerrcode end?  A cancel is a
  *		timeout when statement_timeout is set and the statement has run
  *		that long.  No allocation, no lock, no error.
  */
-NgFailure
-ng_failure_classify(int sqlerrcode)
+static NgFailure
+failure_classify(int sqlerrcode)
 {
 	if (sqlerrcode != ERRCODE_QUERY_CANCELED)
 		return NG_FAILED_ERROR;
@@ -72,7 +77,8 @@ ng_failure_classify(int sqlerrcode)
 
 /*
  * ng_failure_note
- *		Note a failed execution.  Safe in PG_CATCH and while aborting: no
+ *		Note a failed execution, which raised sqlerrcode after running for
+ *		time ms.  Safe in PG_CATCH and while aborting: no
  *		allocation, no lock, no error.  If too many failures pile up before
  *		they can be recorded (a failure deep in nested statements, noted at
  *		every level on the way out), the last place keeps the failure noted
@@ -81,7 +87,7 @@ ng_failure_classify(int sqlerrcode)
  *		statement's failure, the one a DBA needs, is always kept.
  */
 void
-ng_failure_note(const NgKey *key, NgFailure failure, double time)
+ng_failure_note(const NgKey *key, int sqlerrcode, double time)
 {
 	ng_failures_pending = true;
 	if (npending >= NG_MAX_PENDING_FAILURES)
@@ -90,9 +96,11 @@ ng_failure_note(const NgKey *key, NgFailure failure, double time)
 		npending = NG_MAX_PENDING_FAILURES - 1;
 	}
 	pending[npending].key = *key;
-	pending[npending].failure = failure;
+	pending[npending].failure = failure_classify(sqlerrcode);
+	pending[npending].sqlerrcode = sqlerrcode;
 	pending[npending].time = time;
 	pending[npending].started_at = GetCurrentStatementStartTimestamp();
+	pending[npending].failed_at = GetCurrentTimestamp();
 	npending++;
 }
 
@@ -174,6 +182,7 @@ failures_record_all(NgTextSource *src, volatile bool *recording)
 		sample.started_at = pf.started_at;
 		ng_slots_count(&pf.key, &sample, src);
 		*recording = false;
+		failures_record_sqlstate(&pf);
 	}
 	if (overflowed > 0)
 	{
@@ -181,4 +190,48 @@ failures_record_all(NgTextSource *src, volatile bool *recording)
 		overflowed = 0;
 	}
 	ng_failures_pending = false;
+}
+
+/*
+ * failures_record_sqlstate
+ *		Count pf's SQLSTATE in its statement's entry, which the failure's
+ *		count (ng_slots_count) has just bound or found, under the partition
+ *		lock, exclusive.  An entry's first failure needs a block, allocated
+ *		without the lock (no error: ng_dsa_allocate), and the entry is then
+ *		looked up again.  A failure whose statement has no entry (the count
+ *		went to an unbound slot, or was refused one) or that gets no block
+ *		is counted in sqlstates_lost.  Caller holds no lock of ours.
+ */
+static void
+failures_record_sqlstate(const NgPendingFailure *pf)
+{
+	uint32		hash = ng_key_hash(&pf->key);
+	NgSharedPartition *part = ng_partition(hash);
+	dsa_pointer spare = InvalidDsaPointer;
+	NgErrorCount add = {0};
+	bool		kept = false;
+
+	add.sqlstate = pf->sqlerrcode;
+	add.errors = 1;
+	add.last_error_at = pf->failed_at;
+	for (int attempt = 0; attempt < 2; attempt++)
+	{
+		NgSharedEntry *entry;
+		dsa_pointer dp;
+
+		if (attempt == 1 &&
+			!DsaPointerIsValid(spare = ng_dsa_allocate(sizeof(NgEntryErrors), 0)))
+			break;
+		LWLockAcquire(part->lock, LW_EXCLUSIVE);
+		entry = ng_entry_lookup(part, &pf->key, hash, &dp);
+		if (entry != NULL)
+			kept = ng_entry_errors_add(part, entry, dp, &add, &spare);
+		LWLockRelease(part->lock);
+		if (kept || entry == NULL)
+			break;
+	}
+	if (DsaPointerIsValid(spare))
+		dsa_free(ng_area, spare);
+	if (!kept)
+		ng_entry_errors_lost(1);
 }

@@ -4,11 +4,12 @@
  *		Failed executions (failures.c): noted in error paths, where nothing
  *		may be allocated, and recorded later through the slots.
  *
- * Locks: ng_failure_classify and ng_failure_note are called inside
- * PG_CATCH, from abort callbacks and from memory context callbacks; they
- * take no lock, allocate nothing and raise no error (a note goes into a
- * small static array).  ng_failures_record and
- * ng_failures_flush: no lock of ours held (they count through slots.c).
+ * Locks: ng_failure_note is called inside PG_CATCH, from abort callbacks
+ * and from memory context callbacks; it takes no lock, allocates nothing
+ * and raises no error (a note goes into a small static array).
+ * ng_failures_record and ng_failures_flush: no lock of ours held (they
+ * count through slots.c, and take the partition lock of each failed
+ * statement for its SQLSTATE).
  *
  *-------------------------------------------------------------------------
  */
@@ -19,8 +20,7 @@
 
 #pragma GCC visibility push(hidden)
 
-extern NgFailure ng_failure_classify(int sqlerrcode);
-extern void ng_failure_note(const NgKey *key, NgFailure failure, double time);
+extern void ng_failure_note(const NgKey *key, int sqlerrcode, double time);
 extern void ng_failures_record(void);
 extern bool ng_failures_pending;
 
