@@ -276,9 +276,8 @@ ng_persist_dump(void)
 	 */
 	hdr.nentries = dump_count_rows();
 	dump_write(&w, &hdr, sizeof(hdr));
-
 	dump_write_rows(&w, hdr.nentries);
-	dump_write_errors(&w);
+	dump_write_errors(&w);		/* format 6: after the entries */
 
 	FIN_CRC32C(w.crc);
 	if (!w.failed && fwrite(&w.crc, 1, sizeof(w.crc), w.file) != sizeof(w.crc))
