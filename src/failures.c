@@ -27,12 +27,10 @@
 
 #include "alloc.h"
 #include "counters.h"
-#include "entry_errors.h"
 #include "failures.h"
 #include "guc.h"
 #include "qtext.h"
 #include "slots.h"
-#include "store.h"
 
 #define NG_MAX_PENDING_FAILURES	16
 
@@ -52,7 +50,6 @@ static int64 overflowed = 0;
 static bool flushing = false;
 
 static void failures_record_all(NgTextSource *src, volatile bool *recording);
-static void failures_record_sqlstate(const NgPendingFailure *pf);
 
 /* true while anything is noted and not yet recorded (see ng_failures_flush) */
 NG_HOT bool ng_failures_pending = false;
@@ -145,7 +142,7 @@ ng_failures_record(void)
 			ng_note_loss(NG_LOSS_COUNTS, lost);
 		npending = 0;
 		overflowed = 0;
-		ng_failures_pending = false;
+		ng_failures_pending = ng_failures_sqlstate_deferred();
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
@@ -155,11 +152,14 @@ ng_failures_record(void)
 /*
  * failures_record_all
  *		ng_failures_record's loop; *recording is true while a failure that
- *		has left the array is being recorded.
+ *		has left the array is being recorded.  SQLSTATEs deferred by a busy
+ *		partition are tried again first; while some remain, the flag stays
+ *		set, so that the next hook call tries again.
  */
 static void
 failures_record_all(NgTextSource *src, volatile bool *recording)
 {
+	ng_failures_sqlstate_retry();
 	while (npending > 0)
 	{
 		NgSample	sample = {0};
@@ -182,56 +182,12 @@ failures_record_all(NgTextSource *src, volatile bool *recording)
 		sample.started_at = pf.started_at;
 		ng_slots_count(&pf.key, &sample, src);
 		*recording = false;
-		failures_record_sqlstate(&pf);
+		ng_failures_sqlstate_record(&pf.key, pf.sqlerrcode, pf.failed_at);
 	}
 	if (overflowed > 0)
 	{
 		ng_note_loss(NG_LOSS_COUNTS, overflowed);
 		overflowed = 0;
 	}
-	ng_failures_pending = false;
-}
-
-/*
- * failures_record_sqlstate
- *		Count pf's SQLSTATE in its statement's entry, which the failure's
- *		count (ng_slots_count) has just bound or found, under the partition
- *		lock, exclusive.  An entry's first failure needs a block, allocated
- *		without the lock (no error: ng_dsa_allocate), and the entry is then
- *		looked up again.  A failure whose statement has no entry (the count
- *		went to an unbound slot, or was refused one) or that gets no block
- *		is counted in sqlstates_lost.  Caller holds no lock of ours.
- */
-static void
-failures_record_sqlstate(const NgPendingFailure *pf)
-{
-	uint32		hash = ng_key_hash(&pf->key);
-	NgSharedPartition *part = ng_partition(hash);
-	dsa_pointer spare = InvalidDsaPointer;
-	NgErrorCount add = {0};
-	bool		kept = false;
-
-	add.sqlstate = pf->sqlerrcode;
-	add.errors = 1;
-	add.last_error_at = pf->failed_at;
-	for (int attempt = 0; attempt < 2; attempt++)
-	{
-		NgSharedEntry *entry;
-		dsa_pointer dp;
-
-		if (attempt == 1 &&
-			!DsaPointerIsValid(spare = ng_dsa_allocate(sizeof(NgEntryErrors), 0)))
-			break;
-		LWLockAcquire(part->lock, LW_EXCLUSIVE);
-		entry = ng_entry_lookup(part, &pf->key, hash, &dp);
-		if (entry != NULL)
-			kept = ng_entry_errors_add(part, entry, dp, &add, &spare);
-		LWLockRelease(part->lock);
-		if (kept || entry == NULL)
-			break;
-	}
-	if (DsaPointerIsValid(spare))
-		dsa_free(ng_area, spare);
-	if (!kept)
-		ng_entry_errors_lost(1);
+	ng_failures_pending = ng_failures_sqlstate_deferred();
 }
