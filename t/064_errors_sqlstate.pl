@@ -183,13 +183,12 @@ is($node->safe_psql('postgres', $mismatch_query), '0',
 	'after the restart, SQLSTATEs still sum to the failures');
 
 # a partial reset takes the SQLSTATEs of the statements it removes only
-$node->safe_psql('postgres', q{
-SELECT pg_stat_statements_ng_reset(0, 0, queryid)
-  FROM pg_stat_statements_ng WHERE query = 'SELECT raise_as($1)'});
-is( $node->safe_psql('postgres', q{
-SELECT count(*) FROM pg_stat_statements_ng_errors e
-  JOIN pg_stat_statements_ng s USING (userid, dbid, queryid, toplevel)
- WHERE s.query = 'SELECT raise_as($1)'}),
+my $raise_qid = $node->safe_psql('postgres',
+	q{SELECT queryid FROM pg_stat_statements_ng WHERE query = 'SELECT raise_as($1)'});
+$node->safe_psql('postgres',
+	"SELECT pg_stat_statements_ng_reset(0, 0, $raise_qid)");
+is( $node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_stat_statements_ng_errors WHERE queryid = $raise_qid"),
 	'0', 'a partial reset removes the statement\'s SQLSTATEs');
 is( $node->safe_psql('postgres', q{
 SELECT count(*) FROM pg_stat_statements_ng_errors
