@@ -133,7 +133,7 @@ ng_failures_record(void)
 		 * The others still pending go too, counted: what raised the ERROR
 		 * would likely raise it again for them, and each would be raised from
 		 * the abort that follows this one, piling errors up (five nested are
-		 * a PANIC).
+		 * a PANIC).  So do the deferred SQLSTATEs (in sqlstates_lost).
 		 */
 		int64		lost = (recording ? 1 : 0) + npending + overflowed;
 
@@ -142,7 +142,8 @@ ng_failures_record(void)
 			ng_note_loss(NG_LOSS_COUNTS, lost);
 		npending = 0;
 		overflowed = 0;
-		ng_failures_pending = ng_failures_sqlstate_deferred();
+		ng_failures_sqlstate_discard();
+		ng_failures_pending = false;
 		PG_RE_THROW();
 	}
 	PG_END_TRY();

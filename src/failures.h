@@ -32,6 +32,7 @@ extern void ng_failures_sqlstate_record(const NgKey *key, int sqlerrcode,
 										TimestampTz failed_at);
 extern void ng_failures_sqlstate_retry(void);
 extern bool ng_failures_sqlstate_deferred(void);
+extern void ng_failures_sqlstate_discard(void);
 
 /* record noted failures, if any: a test of one flag on the hot path */
 static inline void

@@ -187,6 +187,20 @@ ng_failures_sqlstate_deferred(void)
 }
 
 /*
+ * ng_failures_sqlstate_discard
+ *		Give the deferred SQLSTATEs up, counted in sqlstates_lost: recording
+ *		a failure raised an error (failures.c), which trying them again
+ *		might raise at every hook call.
+ */
+void
+ng_failures_sqlstate_discard(void)
+{
+	if (ndeferred > 0)
+		ng_entry_errors_lost(ndeferred);
+	ndeferred = 0;
+}
+
+/*
  * sqlstate_at_exit
  *		before_shmem_exit callback, registered at the first deferral (so it
  *		runs before the slots' exit callback, registered earlier): the
