@@ -90,9 +90,11 @@ sub run_mix
 	$bg->query_until(qr/sleeping/, q{\echo sleeping
 SELECT pg_sleep(30);
 });
+	# cancel only once it sleeps: a cancel that comes first is ignored
 	$node->poll_query_until('postgres',
-		"SELECT pg_cancel_backend($pid) AND true")
-	  or die 'cancel failed';
+		"SELECT wait_event = 'PgSleep' FROM pg_stat_activity WHERE pid = $pid")
+	  or die 'the session never slept';
+	$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
 	$bg->quit;
 
 	# one statement raising 6 SQLSTATEs: 4 kept apart, the rest in one row
