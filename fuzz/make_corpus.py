@@ -12,9 +12,11 @@ the dump itself and variants of it, each with its CRC made right:
   v4-max-hist.stat      every entry with every histogram group
   v4-long-text.stat     one entry with a 100 kB text (across the loader's
                         64 kB read chunks)
-  v1.stat .. v3.stat    the dump with an older format number (the loader
-                        reads only the current format and refuses these at
-                        the header)
+  v1.stat .. v4.stat    the dump with an older format number (the loader
+                        refuses these at the header)
+  v5.stat               the dump in format 5: without the failures by
+                        SQLSTATE that follow the entries from format 6 (the
+                        loader reads it)
 """
 
 import struct
@@ -58,7 +60,9 @@ def main():
         text = body[pos:pos + max(tlen, 0)]
         pos += max(tlen, 0)
         entries.append([fixed, groups, text])
-    assert pos == len(body), "the dump has bytes after its entries"
+    # format 6: the failures by SQLSTATE follow the entries, kept as they are
+    tail = body[pos:]
+    assert L["format"] >= 6 or not tail, "the dump has bytes after its entries"
 
     def write(name, header, ents, fmt=None):
         h = bytearray(header)
@@ -71,6 +75,8 @@ def main():
             struct.pack_into("<I", f, L["entry_hist_mask"],
                              struct.unpack_from("<I", fixed, L["entry_hist_mask"])[0])
             b += bytes(f) + groups + (text if text is not None else b"")
+        if fmt is None or fmt >= 6:
+            b += tail
         with open("%s/%s" % (out, name), "wb") as fh:
             fh.write(b + struct.pack("<I", crc32c(b)))
 
