@@ -8,10 +8,13 @@ OBJS = \
 	src/alloc.o \
 	src/counters.o \
 	src/dropin.o \
+	src/entry_errors.o \
 	src/entry_hist.o \
+	src/errors_sql.o \
 	src/evict.o \
 	src/fingerprint.o \
 	src/failures.o \
+	src/failures_sqlstate.o \
 	src/funcs.o \
 	src/funcs_statements.o \
 	src/funcs_texts.o \

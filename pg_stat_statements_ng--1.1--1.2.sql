@@ -11,6 +11,8 @@
 -- want of a background worker slot.
 -- wait_samples_evicted: wait samples of profile rows given up because the
 -- profile was full.
+-- sqlstates_lost: failures whose SQLSTATE pg_stat_statements_ng_errors does
+-- not show (the statement had no entry, or no memory for its SQLSTATEs).
 DROP VIEW pg_stat_statements_ng_info;
 DROP FUNCTION pg_stat_statements_ng_info();
 
@@ -36,7 +38,9 @@ CREATE FUNCTION pg_stat_statements_ng_info(
     -- 1.2: the keeper
     OUT keeper_start_failures bigint,
     -- 1.2: the wait profile
-    OUT wait_samples_evicted bigint
+    OUT wait_samples_evicted bigint,
+    -- 1.2: failed executions by SQLSTATE
+    OUT sqlstates_lost bigint
 )
 RETURNS record
 AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_info_1_0'
@@ -514,6 +518,30 @@ CREATE OR REPLACE VIEW pg_stat_statements_ng AS
   FROM pg_stat_statements_ng(true) s;
 
 -- ---- fingerprint (end) ----
+
+-- ---- failed executions by SQLSTATE (begin) ----
+
+-- each statement's failures by SQLSTATE: its first 4 SQLSTATEs apart, the
+-- rest in one row whose sqlstate is NULL; no error message is kept
+CREATE FUNCTION pg_stat_statements_ng_errors(
+    OUT userid oid,
+    OUT dbid oid,
+    OUT queryid bigint,
+    OUT toplevel bool,
+    OUT sqlstate text,
+    OUT errors bigint,
+    OUT last_error_at timestamp with time zone
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_errors_1_2'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW pg_stat_statements_ng_errors AS
+  SELECT * FROM pg_stat_statements_ng_errors();
+
+GRANT SELECT ON pg_stat_statements_ng_errors TO PUBLIC;
+
+-- ---- failed executions by SQLSTATE (end) ----
 
 -- ---- the history: time windows of per-statement deltas ----
 

@@ -204,7 +204,9 @@ CREATE FUNCTION pg_stat_statements_ng_info(
     -- 1.2: the keeper
     OUT keeper_start_failures bigint,
     -- 1.2: the wait profile
-    OUT wait_samples_evicted bigint
+    OUT wait_samples_evicted bigint,
+    -- 1.2: failed executions by SQLSTATE
+    OUT sqlstates_lost bigint
 )
 RETURNS record
 AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_info_1_0'
@@ -663,6 +665,30 @@ CREATE VIEW pg_stat_statements_ng_history_waits AS
 GRANT SELECT ON pg_stat_statements_ng_history_waits TO PUBLIC;
 
 -- ---- the history's wait samples (end) ----
+
+-- ---- failed executions by SQLSTATE (begin) ----
+
+-- each statement's failures by SQLSTATE: its first 4 SQLSTATEs apart, the
+-- rest in one row whose sqlstate is NULL; no error message is kept
+CREATE FUNCTION pg_stat_statements_ng_errors(
+    OUT userid oid,
+    OUT dbid oid,
+    OUT queryid bigint,
+    OUT toplevel bool,
+    OUT sqlstate text,
+    OUT errors bigint,
+    OUT last_error_at timestamp with time zone
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_errors_1_2'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW pg_stat_statements_ng_errors AS
+  SELECT * FROM pg_stat_statements_ng_errors();
+
+GRANT SELECT ON pg_stat_statements_ng_errors TO PUBLIC;
+
+-- ---- failed executions by SQLSTATE (end) ----
 
 -- ---- the history: time windows of per-statement deltas ----
 

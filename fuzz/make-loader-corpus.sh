@@ -48,6 +48,10 @@ SELECT count(*) FROM c WHERE b LIKE 'v1%';
 SELECT pg_sleep(0.01); SELECT pg_sleep(0.002);
 DO $$ BEGIN FOR i IN 1..20 LOOP PERFORM count(*) FROM c WHERE a > i; END LOOP; END $$;
 SELECT 'ü日本' AS mb;
+-- failures, for the SQLSTATE counts that follow the entries
+SELECT 1 / 0;
+SELECT 1 / (a - a) FROM c LIMIT 1;
+INSERT INTO c VALUES ('x');
 SQL
 # fifty statements more: select lists of 1 to 50 columns (a list of
 # another length is another statement), some with a pg_sleep slow enough

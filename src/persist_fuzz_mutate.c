@@ -132,6 +132,15 @@ fuzz_get32(const char *buf, size_t at)
 	return v;
 }
 
+static uint64
+fuzz_get64(const char *buf, size_t at)
+{
+	uint64		v;
+
+	memcpy(&v, buf + at, sizeof(v));
+	return v;
+}
+
 static void
 fuzz_put32(char *buf, size_t at, uint32 v)
 {
@@ -149,6 +158,7 @@ fuzz_parse(const char *buf, size_t len, NgFuzzDump *d)
 {
 	NgDumpHeader hdr;
 	size_t		pos = sizeof(NgDumpHeader);
+	uint64		nerrors;
 
 	if (len < sizeof(NgDumpHeader) + sizeof(pg_crc32c))
 		return false;
@@ -173,7 +183,13 @@ fuzz_parse(const char *buf, size_t len, NgFuzzDump *d)
 	}
 	d->entry_at[hdr.nentries] = pos;
 	d->nentries = hdr.nentries;
-	return pos == len;
+	/* the failures by SQLSTATE follow the entries; mutations keep them */
+	if (len - pos < sizeof(NgDumpErrorsHead))
+		return false;
+	nerrors = fuzz_get64(buf, pos + offsetof(NgDumpErrorsHead, nerrors));
+	pos += sizeof(NgDumpErrorsHead);
+	return nerrors <= (len - pos) / sizeof(NgDumpErrors) &&
+		len - pos == nerrors * sizeof(NgDumpErrors);
 }
 
 /* k bytes opened at at (false: no room), or taken out there */

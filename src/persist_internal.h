@@ -17,6 +17,7 @@
 #include "port/pg_crc32c.h"
 
 #include "counters.h"
+#include "entry_errors.h"
 #include "hist.h"
 #include "shmem.h"
 
@@ -40,8 +41,12 @@
  *   5: NgSharedStats gained admissions_refused; the header names the
  *      file written in contrib's format beside it (persist_contrib.c), in
  *      16 bytes before the entry count (136-byte header)
+ *   6: failures by SQLSTATE after the entries: NgDumpErrorsHead, then
+ *      its count of NgDumpErrors.  The loader also reads format 5 (the
+ *      same file without them).
  */
-#define NG_DUMP_FORMAT		5
+#define NG_DUMP_FORMAT		6
+#define NG_DUMP_FORMAT_OLDEST	5
 
 /* The fixed part at the head of the file */
 typedef struct NgDumpHeader
@@ -75,6 +80,20 @@ typedef struct NgDumpEntry
 	int32		text_len;		/* -1: no text */
 	uint32		hist_mask;
 } NgDumpEntry;
+
+/* Format 6: what follows the entries (entry_errors.h) */
+typedef struct NgDumpErrorsHead
+{
+	int64		sqlstates_lost; /* the info figure */
+	uint64		nerrors;		/* NgDumpErrors that follow */
+}			NgDumpErrorsHead;
+
+/* one entry's failures by SQLSTATE (a zero queryid: padding) */
+typedef struct NgDumpErrors
+{
+	NgKey		key;
+	NgErrorCount counts[NG_ERROR_SQLSTATES + 1];
+}			NgDumpErrors;
 
 /* The loader reads a dump in pieces of this size */
 #define NG_DUMP_READ_CHUNK	(64 * 1024)
@@ -142,6 +161,8 @@ extern void ng_persist_restore_begin(void);
 extern bool ng_persist_restore_entry(const NgDumpEntry *de, const uint64 *hist,
 									 const char *qtext);
 extern bool ng_persist_restore_voided(void);
+extern void ng_persist_restore_errors(const NgDumpErrors * de);
+extern void ng_persist_restore_errors_lost(int64 lost);
 extern void ng_persist_merge_stats(const NgSharedStats *saved);
 
 #pragma GCC visibility pop

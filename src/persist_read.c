@@ -108,6 +108,77 @@ persist_check_entry(NgDumpReader *r, NgDumpEntry *de, uint64 *hist,
 	return NULL;
 }
 
+/*
+ * persist_check_errors
+ *		Read one entry's failures by SQLSTATE (format 6) into de, checking
+ *		them: a key, counts that are not negative, SQLSTATEs as errcode()
+ *		packs them (30 bits; 0 only for a row without failures and for the
+ *		row of the rest, the last), times a timestamptz can show.  Returns
+ *		NULL if they are fine, else why not.
+ */
+static const char *
+persist_check_errors(NgDumpReader *r, NgDumpErrors * de)
+{
+	if (!ng_dump_read(r, de, sizeof(*de), NULL))
+		return "truncated SQLSTATE counts";
+	if (*(const uint8 *) &de->key.toplevel > 1)
+		return "invalid key of SQLSTATE counts";
+	for (int i = 0; i <= NG_ERROR_SQLSTATES; i++)
+	{
+		const NgErrorCount *c = &de->counts[i];
+
+		if (c->errors < 0 || c->sqlstate < 0 || c->sqlstate >= (1 << 30) ||
+			(c->sqlstate == 0 && c->errors > 0 && i < NG_ERROR_SQLSTATES) ||
+			(c->sqlstate != 0 && i == NG_ERROR_SQLSTATES) ||
+			!persist_valid_time(c->last_error_at))
+			return "invalid SQLSTATE counts";
+	}
+	return NULL;
+}
+
+/*
+ * persist_errors_head
+ *		Read and check what follows the entries in format 6: the head of the
+ *		failures by SQLSTATE, into *head.  A format 5 file has none (*head
+ *		zeroed).  Returns NULL if it is fine, else why not.
+ */
+static const char *
+persist_errors_head(NgDumpReader *r, const NgDumpHeader *hdr,
+					NgDumpErrorsHead * head)
+{
+	memset(head, 0, sizeof(*head));
+	if (hdr->format < 6)
+		return NULL;
+	if (!ng_dump_read(r, head, sizeof(*head), NULL))
+		return "truncated SQLSTATE counts";
+	if (head->sqlstates_lost < 0)
+		return "invalid SQLSTATE counts";
+	if (head->nerrors > r->left / sizeof(NgDumpErrors))
+		return "SQLSTATE count exceeds the file";
+	return NULL;
+}
+
+/*
+ * persist_check_errors_all
+ *		The first pass's check of what follows the entries: every entry's
+ *		failures by SQLSTATE (format 6).  NULL if they are fine, else why
+ *		not.
+ */
+static const char *
+persist_check_errors_all(NgDumpReader *r, const NgDumpHeader *hdr)
+{
+	NgDumpErrorsHead head;
+	const char *why = persist_errors_head(r, hdr, &head);
+
+	for (uint64 i = 0; why == NULL && i < head.nerrors; i++)
+	{
+		NgDumpErrors de;
+
+		why = persist_check_errors(r, &de);
+	}
+	return why;
+}
+
 static void
 persist_reject(const char *why)
 {
@@ -129,7 +200,9 @@ persist_max_file_size(void)
 
 	return sizeof(NgDumpHeader) +
 		rows * (sizeof(NgDumpEntry) + ng_hist_groups_size(PG_UINT32_MAX)) +
-		(uint64) ng_query_text_memory_kb * 1024 + sizeof(pg_crc32c);
+		(uint64) ng_query_text_memory_kb * 1024 +
+		sizeof(NgDumpErrorsHead) + rows * sizeof(NgDumpErrors) +
+		sizeof(pg_crc32c);
 }
 
 /*
@@ -170,8 +243,9 @@ persist_validate(NgDumpReader *r, NgDumpHeader *hdr, bool *past_header)
 		why = "truncated header";
 	else if (hdr->magic != NG_DUMP_MAGIC)
 		why = "not a pg_stat_statements_ng file";
-	else if (hdr->format != NG_DUMP_FORMAT)
-		why = psprintf("format version %u, expected %u", hdr->format, NG_DUMP_FORMAT);
+	else if (hdr->format < NG_DUMP_FORMAT_OLDEST || hdr->format > NG_DUMP_FORMAT)
+		why = psprintf("format version %u, expected %u to %u", hdr->format,
+					   NG_DUMP_FORMAT_OLDEST, NG_DUMP_FORMAT);
 	else if (hdr->pg_major != PG_VERSION_NUM / 100)
 		why = psprintf("written by PostgreSQL major %u, this is %u",
 					   hdr->pg_major, PG_VERSION_NUM / 100);
@@ -191,6 +265,8 @@ persist_validate(NgDumpReader *r, NgDumpHeader *hdr, bool *past_header)
 
 		why = persist_check_entry(r, &de, hist, NULL);
 	}
+	if (why == NULL)
+		why = persist_check_errors_all(r, hdr);
 	if (why == NULL && r->left != 0)
 		why = "trailing bytes after the entries";
 
@@ -246,6 +322,35 @@ persist_restore_entries(NgDumpReader *r, uint64 nentries, int64 *restored)
 		if (ng_persist_restore_voided())
 			break;
 	}
+	return why;
+}
+
+/*
+ * persist_restore_errors
+ *		The second pass, after the entries: restore the failures by
+ *		SQLSTATE (format 6), checking each again as it is read.  Returns
+ *		NULL, or why the file could not be read to the end.
+ */
+static const char *
+persist_restore_errors(NgDumpReader *r, const NgDumpHeader *hdr)
+{
+	NgDumpErrorsHead head;
+	const char *why = persist_errors_head(r, hdr, &head);
+
+	if (why == NULL)
+		ng_persist_restore_errors_lost(head.sqlstates_lost);
+	for (uint64 i = 0; why == NULL && i < head.nerrors; i++)
+	{
+		NgDumpErrors de;
+
+		why = persist_check_errors(r, &de);
+		if (why == NULL)
+			ng_persist_restore_errors(&de);
+		if (ng_persist_restore_voided())
+			break;
+	}
+	if (why != NULL && r->io_error)
+		why = "could not read the file";
 	return why;
 }
 
@@ -316,6 +421,8 @@ ng_persist_load_file(void)
 	restored = 0;
 	ng_persist_restore_begin();
 	why = persist_restore_entries(&r, hdr.nentries, &restored);
+	if (why == NULL && !ng_persist_restore_voided())
+		why = persist_restore_errors(&r, &hdr);
 	if (!ng_persist_restore_voided())
 		ng_persist_merge_stats(&hdr.stats);
 	if (ng_persist_restore_voided())
@@ -376,6 +483,8 @@ ng_persist_check_buffer(const char *data, size_t size, bool *past_header)
 		if (qtext != NULL)
 			pfree(qtext);
 	}
+	if (why == NULL)
+		why = persist_check_errors_all(&r, &hdr);
 	pfree(r.buf);
 	return why;
 }

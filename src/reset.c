@@ -209,6 +209,7 @@ ng_store_reset(Oid userid, Oid dbid, uint64 queryid, bool minmax_only)
 		ng_shared->stats_generation++;
 		SpinLockRelease(&ng_shared->mutex);
 		pg_atomic_write_u32(&ng_shared->losses_logged, 0);
+		pg_atomic_write_u64(&ng_shared->sqlstates_lost, 0);
 		/* the table is empty: the admission filter waits for it to fill */
 		pg_atomic_write_u32(&ng_shared->admit_after_eviction, 0);
 		for (int i = NG_NUM_PARTITIONS - 1; i >= 0; i--)

@@ -99,7 +99,9 @@ typedef struct NgSharedPartition
 	 */
 	dsa_pointer history_evicted;
 	dsa_pointer history_departed;
-	char		pad_write[PG_CACHE_LINE_SIZE - 3 * sizeof(dsa_pointer) - 4 * sizeof(uint32)];
+	/* lock: the entries' blocks of failures by SQLSTATE (entry_errors.h) */
+	dsa_pointer errors;
+	char		pad_write[PG_CACHE_LINE_SIZE - 4 * sizeof(dsa_pointer) - 4 * sizeof(uint32)];
 } NgSharedPartition;
 
 StaticAssertDecl(sizeof(NgSharedPartition) == 2 * PG_CACHE_LINE_SIZE,
@@ -186,6 +188,8 @@ typedef struct NgSharedState
 	pg_atomic_uint32 keeper_ran;	/* 1: a keeper dealt with the saved file */
 	pg_atomic_uint64 keeper_retry_at;	/* TimestampTz: next retry, at most */
 	pg_atomic_uint64 keeper_start_failures; /* absences, for the info view */
+	pg_atomic_uint64 sqlstates_lost;	/* failures whose SQLSTATE was not
+										 * kept (entry_errors.c) */
 	slock_t		mutex;			/* protects stats */
 	NgSharedStats stats;
 	/* the DSA area's first segment follows, then the slot areas */

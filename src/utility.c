@@ -50,8 +50,7 @@ ng_utility_note_failure(uint64 queryId, const instr_time *start)
 	INSTR_TIME_SET_CURRENT(duration);
 	INSTR_TIME_SUBTRACT(duration, *start);
 	ng_make_key(&key, queryId);
-	ng_failure_note(&key, ng_failure_classify(geterrcode()),
-					INSTR_TIME_GET_MILLISEC(duration));
+	ng_failure_note(&key, geterrcode(), INSTR_TIME_GET_MILLISEC(duration));
 }
 
 /* the next ProcessUtility hook, or the standard one */
