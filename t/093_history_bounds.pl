@@ -71,8 +71,16 @@ my $off = -s $node->logfile;
 $node->start;
 # the keeper is held before its restore: these run first
 as_app("SELECT 11 AS a;\n" x 3 . "SELECT 12, 13 AS b;\n" x 4);
-is(sql(q{SELECT count(*) FROM pg_stat_statements_ng WHERE query = 'SELECT $1 AS a'
-           AND calls = 3}), '1', 'the restore had not run yet');
+SKIP:
+{
+	# without the stall (a release build) the restore may have run first:
+	# what follows holds either way
+	skip 'pg_stat_statements_ng.debug_fault exists only in assertion builds', 1
+	  if sql("SELECT current_setting('pg_stat_statements_ng.debug_fault', true) IS NULL")
+	  eq 't';
+	is(sql(q{SELECT count(*) FROM pg_stat_statements_ng WHERE query = 'SELECT $1 AS a'
+	           AND calls = 3}), '1', 'the restore had not run yet');
+}
 unlink($stall) or die "$stall: $!";
 $node->wait_for_log(qr/pg_stat_statements_ng: restored statistics of \d+ statements/,
 	$off);
