@@ -162,8 +162,23 @@ def measure(args, tree, workdir, maxconn, port):
         n = cl.psql("SELECT (SELECT count(*) FROM pg_stat_statements(false)), "
                     "(SELECT count(*) FROM pg_stat_statements_ng(false));\n").strip()
         log("max_connections %d: entries (contrib|ours) %s" % (maxconn, n))
-        for label, qp, qn in QUERIES:
+        # contrib's columns read from ours: the same rows and values to
+        # the client, so that only the read differs, not the output of the
+        # columns contrib lacks
+        cols = cl.psql("SELECT string_agg(quote_ident(attname), ', ' "
+                       "ORDER BY attnum) FROM pg_attribute "
+                       "WHERE attrelid = 'pg_stat_statements'::regclass "
+                       "AND attnum > 0;\n").strip()
+        same = [("all rows, contrib's columns, no text",
+                 "SELECT %s FROM pg_stat_statements(false);" % cols,
+                 "SELECT %s FROM pg_stat_statements_ng(false);" % cols),
+                ("all rows, contrib's columns, with text",
+                 "SELECT %s FROM pg_stat_statements;" % cols,
+                 "SELECT %s FROM pg_stat_statements_ng;" % cols)]
+        for label, qp, qn in QUERIES + same:
             if args.counts_only and not label.startswith("count"):
+                continue
+            if args.only and not any(o in label for o in args.only.split("|")):
                 continue
             tp, tn = interleaved(cl, qp, qn, args.reps)
             ratios = [b / a for a, b in zip(tp, tn)]
@@ -252,6 +267,8 @@ def main():
     ap.add_argument("--reps", type=int, default=11)
     ap.add_argument("--counts-only", action="store_true",
                     help="time the count(*) reads only, not all rows to the client")
+    ap.add_argument("--only", help="only the reads whose label holds one of "
+                    "these |-separated words")
     ap.add_argument("--ng-rev", default="HEAD")
     ap.add_argument("--ext-src", help="build ours from this directory instead")
     ap.add_argument("--keep", action="store_true")
