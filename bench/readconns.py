@@ -162,13 +162,16 @@ def measure(args, tree, workdir, maxconn, port):
         n = cl.psql("SELECT (SELECT count(*) FROM pg_stat_statements(false)), "
                     "(SELECT count(*) FROM pg_stat_statements_ng(false));\n").strip()
         log("max_connections %d: entries (contrib|ours) %s" % (maxconn, n))
-        # contrib's columns read from ours: the same rows and values to
-        # the client, so that only the read differs, not the output of the
-        # columns contrib lacks
-        cols = cl.psql("SELECT string_agg(quote_ident(attname), ', ' "
-                       "ORDER BY attnum) FROM pg_attribute "
-                       "WHERE attrelid = 'pg_stat_statements'::regclass "
-                       "AND attnum > 0;\n").strip()
+        # contrib's columns (those ours has under the same name) read from
+        # both: the same rows and values to the client, so that only the
+        # read differs, not the output of the columns contrib lacks
+        cols = cl.psql("SELECT string_agg(quote_ident(c.attname), ', ' "
+                       "ORDER BY c.attnum) FROM pg_attribute c "
+                       "JOIN pg_attribute o ON o.attname = c.attname "
+                       "AND o.attrelid = 'pg_stat_statements_ng'::regclass "
+                       "WHERE c.attrelid = 'pg_stat_statements'::regclass "
+                       "AND c.attnum > 0;\n").strip()
+        log("contrib's columns that ours has too: %s" % cols)
         same = [("all rows, contrib's columns, no text",
                  "SELECT %s FROM pg_stat_statements(false);" % cols,
                  "SELECT %s FROM pg_stat_statements_ng(false);" % cols),
