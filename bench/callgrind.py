@@ -8,6 +8,7 @@ that a run repeats whatever the machine's load.
 import os
 import re
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 
 from .common import HERE, as_pg, log, mkdir_pg, run
 from .workloads import (churn_statements, fill_statements, multi_transaction,
@@ -193,9 +194,14 @@ def callgrind_part(args, tree, clusters, outdir, workdir):
         res = {"n": n, "set": cset, "statement": SET_STATEMENT[cset],
                "runs": args.callgrind_runs, "contenders": {}}
         for r in range(args.callgrind_runs):
-            for c, cl in clusters.items():
-                e = measure_contender(args, cset, n, inputs, cl, cgdir, clock,
-                                      keep, r == 0)
+            # the contenders' clusters are apart: they may run at once (the
+            # counts do not depend on the machine's load)
+            with ThreadPoolExecutor(max_workers=max(1, args.callgrind_jobs)) as ex:
+                done = {c: ex.submit(measure_contender, args, cset, n, inputs, cl,
+                                     cgdir, clock, keep, r == 0)
+                        for c, cl in clusters.items()}
+            for c in clusters:
+                e = done[c].result()
                 log("callgrind %s %-5s run %d: %8.0f instructions per statement "
                     "(%.0f of them maintenance, by the clock)%s"
                     % (cset, c, r + 1, e["per_statement"], e["timed"],

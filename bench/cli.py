@@ -84,6 +84,8 @@ def build_parser(description):
     ap.add_argument("--callgrind-runs", type=int, default=1,
                     help="measure each contender this many times, to show the "
                          "figures repeat (default 1)")
+    ap.add_argument("--callgrind-jobs", type=int, default=1,
+                    help="contenders measured at once (default 1)")
     ap.add_argument("--callgrind-cache-sim", action="store_true",
                     help="also simulate the caches (valgrind --cache-sim=yes): "
                          "first-level data cache misses per statement, a "
