@@ -192,8 +192,9 @@ def md_callgrind(L, cg):
     L.append("## Instructions per statement (callgrind)")
     L.append("")
     L.append("`postgres --single` fed N and 3N statements of each set under "
-             "valgrind --tool=callgrind, its clock counting readings "
-             "(bench/fixed_clock.c); per statement = (I(3N) - I(N)) / 2N.")
+             "valgrind --tool=callgrind%s; per statement = (I(3N) - I(N)) / 2N."
+             % (", its clock counting readings (bench/fixed_clock.c)"
+                if isinstance(cg, list) else ""))
     L.append("")
     for one in (cg if isinstance(cg, list) else [cg]):
         md_callgrind_set(L, one)
