@@ -43,13 +43,14 @@ sub planids
 		  split /\n/, $node->safe_psql('postgres', "$setup\n$sql") ];
 }
 
-# the premise: the two bounds get the same shape, an index scan
-my ($shape10, $shape20) = map {
+# the premise: the bounds get the same shape, an index scan (of other costs)
+my ($shape10, $shape20, $shape500) = map {
 	my $plan = $node->safe_psql('postgres', 'EXPLAIN (COSTS OFF) ' . own($_));
 	$plan =~ s/id < [0-9]+/id < N/;
 	$plan
-} (10, 20);
+} (10, 20, 500);
 is($shape10, $shape20, 'bounds 10 and 20 are planned alike');
+is($shape10, $shape500, 'bounds 10 and 500 are planned alike');
 like($shape10, qr/Index Only Scan using t_pkey/, 'as an index scan');
 
 my $a = planids('', 10, 10, 10);
@@ -62,6 +63,7 @@ is($b->[0], $a->[0], 'another backend: the same planid');
 
 my $c = planids('', 20, 500);
 is($c->[0], $a->[0], 'another constant, the same shape: the same planid');
+is($c->[1], $a->[0], 'a constant of another cost, the same shape: the same planid');
 
 my $off = planids(
 	'SET enable_indexscan = off; SET enable_indexonlyscan = off;
