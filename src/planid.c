@@ -261,21 +261,25 @@ ng_planid_compute(const PlannedStmt *pstmt)
  * ng_planid_attach
  *		Give pstmt the id planid: the carrier at the head of its invalItems
  *		(planid.h), and on 18 PlannedStmt.planId unless another extension
- *		set it (compat.h).  Allocates in the current memory context, the
- *		planner's, where pstmt was made: as the planner's own allocations,
- *		these fail only as the planner would.  No lock.
+ *		set it (compat.h).  The two items share one allocation (nothing
+ *		frees an item alone; a copy of the plan copies each).  Allocates in
+ *		the current memory context, the planner's, where pstmt was made: a
+ *		failure there is the planner's own, raised as its other allocations
+ *		are.  No lock.
  */
 void
 ng_planid_attach(PlannedStmt *pstmt, uint64 planid)
 {
-	PlanInvalItem *hi = makeNode(PlanInvalItem);
-	PlanInvalItem *lo = makeNode(PlanInvalItem);
+	PlanInvalItem *items = palloc(2 * sizeof(PlanInvalItem));
 
-	hi->cacheId = NG_PLANID_CARRIER_HI;
-	hi->hashValue = (uint32) (planid >> 32);
-	lo->cacheId = NG_PLANID_CARRIER_LO;
-	lo->hashValue = (uint32) planid;
-	pstmt->invalItems = list_concat(list_make2(hi, lo), pstmt->invalItems);
+	items[0].type = T_PlanInvalItem;
+	items[0].cacheId = NG_PLANID_CARRIER_HI;
+	items[0].hashValue = (uint32) (planid >> 32);
+	items[1].type = T_PlanInvalItem;
+	items[1].cacheId = NG_PLANID_CARRIER_LO;
+	items[1].hashValue = (uint32) planid;
+	pstmt->invalItems = list_concat(list_make2(&items[0], &items[1]),
+									pstmt->invalItems);
 	ng_pstmt_set_planid_compat(pstmt, planid);
 }
 
