@@ -194,9 +194,30 @@ planid_child(PlanidFrame * f, const Plan **child)
 }
 
 /*
+ * planid_leaf
+ *		Has plan no child at all?  Then the walk hashes what its children's
+ *		visit would (two absent children, the end) without a frame.
+ */
+static inline bool
+planid_leaf(const Plan *plan)
+{
+	return plan->lefttree == NULL && plan->righttree == NULL &&
+		planid_extra(plan) == NIL && !IsA(plan, SubqueryScan);
+}
+
+static inline uint64
+planid_leaf_end(uint64 h)
+{
+	return planid_mix(planid_mix(planid_mix(h, PLANID_NONE), PLANID_NONE),
+					  PLANID_END);
+}
+
+/*
  * planid_tree
  *		Hash the tree under root into h, depth first, each node before its
- *		children and an end marker after them.  No recursion, no allocation.
+ *		children and an end marker after them.  A node with children at
+ *		the depth bound is hashed with a marker instead of them.  No
+ *		recursion, no allocation.
  */
 static uint64
 planid_tree(uint64 h, const PlannedStmt *pstmt, const Plan *root)
@@ -207,6 +228,8 @@ planid_tree(uint64 h, const PlannedStmt *pstmt, const Plan *root)
 	if (root == NULL)
 		return planid_mix(h, PLANID_NONE);
 	h = planid_node(h, pstmt, root);
+	if (planid_leaf(root))
+		return planid_leaf_end(h);
 	stack[depth].plan = root;
 	stack[depth++].next = 0;
 	while (depth > 0)
@@ -217,14 +240,20 @@ planid_tree(uint64 h, const PlannedStmt *pstmt, const Plan *root)
 		{
 			h = planid_mix(h, PLANID_END);
 			depth--;
+			continue;
 		}
-		else if (child == NULL)
+		if (child == NULL)
+		{
 			h = planid_mix(h, PLANID_NONE);
+			continue;
+		}
+		h = planid_node(h, pstmt, child);
+		if (planid_leaf(child))
+			h = planid_leaf_end(h);
 		else if (depth == NG_PLANID_MAX_DEPTH)
-			h = planid_mix(planid_mix(h, PLANID_DEEP), (uint32) nodeTag(child));
+			h = planid_mix(h, PLANID_DEEP);
 		else
 		{
-			h = planid_node(h, pstmt, child);
 			stack[depth].plan = child;
 			stack[depth++].next = 0;
 		}
@@ -261,16 +290,22 @@ ng_planid_compute(const PlannedStmt *pstmt)
  * ng_planid_attach
  *		Give pstmt the id planid: the carrier at the head of its invalItems
  *		(planid.h), and on 18 PlannedStmt.planId unless another extension
- *		set it (compat.h).  The two items share one allocation (nothing
- *		frees an item alone; a copy of the plan copies each).  Allocates in
- *		the current memory context, the planner's, where pstmt was made: a
- *		failure there is the planner's own, raised as its other allocations
- *		are.  No lock.
+ *		set it (compat.h).  One allocation holds a new List (pg_list.h's
+ *		layout: its cells inline), its cells (the carrier's two, then the
+ *		old list's) and the carrier's two items: nothing frees an item
+ *		alone, and a copy of the plan copies each.  The old list is left to
+ *		the planner's memory context.  Allocates in the current context,
+ *		the planner's, where pstmt was made: a failure there is the
+ *		planner's own, raised as its other allocations are.  No lock.
  */
 void
 ng_planid_attach(PlannedStmt *pstmt, uint64 planid)
 {
-	PlanInvalItem *items = palloc(2 * sizeof(PlanInvalItem));
+	List	   *old = pstmt->invalItems;
+	int			n = 2 + list_length(old);
+	Size		cells = offsetof(List, initial_elements) + n * sizeof(ListCell);
+	List	   *list = palloc(MAXALIGN(cells) + 2 * sizeof(PlanInvalItem));
+	PlanInvalItem *items = (PlanInvalItem *) ((char *) list + MAXALIGN(cells));
 
 	items[0].type = T_PlanInvalItem;
 	items[0].cacheId = NG_PLANID_CARRIER_HI;
@@ -278,8 +313,16 @@ ng_planid_attach(PlannedStmt *pstmt, uint64 planid)
 	items[1].type = T_PlanInvalItem;
 	items[1].cacheId = NG_PLANID_CARRIER_LO;
 	items[1].hashValue = (uint32) planid;
-	pstmt->invalItems = list_concat(list_make2(&items[0], &items[1]),
-									pstmt->invalItems);
+	list->type = T_List;
+	list->length = n;
+	list->max_length = n;
+	list->elements = list->initial_elements;
+	list->initial_elements[0].ptr_value = &items[0];
+	list->initial_elements[1].ptr_value = &items[1];
+	if (old != NIL)
+		memcpy(&list->initial_elements[2], old->elements,
+			   (n - 2) * sizeof(ListCell));
+	pstmt->invalItems = list;
 	ng_pstmt_set_planid_compat(pstmt, planid);
 }
 

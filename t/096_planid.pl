@@ -94,6 +94,22 @@ is($g[2], $g[0], 'generic plan: the same planid, 3rd execution');
 is($g[3], $g[0], 'generic plan: its planid, made with it, kept with track_plans off');
 is($g[4], '', 'a plan made with track_plans off: no planid');
 
+# the carrier sits beside the plan's own dependencies: a generic plan that
+# depends on a function only through planning (g inlined, and f in it) is
+# still invalidated when that function changes
+my $dep = $node->safe_psql('postgres', "
+CREATE FUNCTION f() RETURNS int LANGUAGE sql VOLATILE AS 'SELECT 1';
+CREATE FUNCTION g() RETURNS int LANGUAGE sql VOLATILE AS 'SELECT f()';
+SET plan_cache_mode = force_generic_plan;
+PREPARE r AS SELECT g() AS v, $self AS planid;
+EXECUTE r;
+CREATE OR REPLACE FUNCTION f() RETURNS int LANGUAGE sql VOLATILE AS 'SELECT 2';
+EXECUTE r;");
+my @d = map { [ split /\|/ ] } split /\n/, $dep;
+is($d[0][0] . ',' . $d[1][0], '1,2', 'a generic plan is invalidated by its function');
+like($d[0][1], qr/^-?[0-9]+$/, 'a plan with dependencies has a planid');
+is($d[1][1], $d[0][1], 'the plan made again has the same planid');
+
 # a utility statement: its queryid, no planid (what it runs is nested)
 $node->safe_psql('postgres', q{
 CREATE TABLE util AS SELECT queryid IS NOT NULL AS has_queryid, planid
