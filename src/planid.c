@@ -290,7 +290,7 @@ ng_planid_compute(const PlannedStmt *pstmt)
  * ng_planid_attach
  *		Give pstmt the id planid: the carrier at the head of its invalItems
  *		(planid.h), and on 18 PlannedStmt.planId unless another extension
- *		set it (compat.h).  One allocation holds a new List (pg_list.h's
+ *		set it (compat.h).  One allocation holds a new List (core's List
  *		layout: its cells inline), its cells (the carrier's two, then the
  *		old list's) and the carrier's two items: nothing frees an item
  *		alone, and a copy of the plan copies each.  The old list is left to
