@@ -108,17 +108,24 @@
 #define NG_PSTMT_PLANID(pstmt)	INT64CONST(0)
 #endif
 
-/* set PlannedStmt.planId to planid unless another extension set it */
-static inline void
+/*
+ * set PlannedStmt.planId to planid unless another extension set it: true
+ * if it did (on 18), false if planid needs a place of its own
+ */
+static inline bool
 ng_pstmt_set_planid_compat(PlannedStmt *pstmt, uint64 planid)
 {
 #if PG_VERSION_NUM >= 180000
 	if (pstmt->planId == INT64CONST(0))
+	{
 		pstmt->planId = (int64) planid;
+		return true;
+	}
 #else
 	(void) pstmt;
 	(void) planid;
 #endif
+	return false;
 }
 
 /* report PlannedStmt.planId as the top-level plan's, if none is reported */

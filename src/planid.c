@@ -27,12 +27,13 @@
  * hashed as a marker and its subtree skipped, so the time is linear in the
  * nodes and nothing is allocated for the walk.
  *
- * The carrier (planid.h): on every major the id is put in two
- * PlanInvalItems at the head of PlannedStmt.invalItems, which every copy
- * of the plan keeps (the plan cache copies the whole PlannedStmt) and which
- * lives and dies with the plan: nothing keyed by a pointer that a freed and
- * reused PlannedStmt could fool.  On 18 it is also set in PlannedStmt.planId
- * unless another extension set that first (compat.h).
+ * Where the id is kept: on 18 in PlannedStmt.planId, unless another
+ * extension set that first (compat.h); before 18, or when planId is
+ * taken, in the carrier (planid.h), two PlanInvalItems at the head of
+ * PlannedStmt.invalItems.  Either lives and dies with the plan, and every
+ * copy of the plan keeps it (the plan cache copies the whole PlannedStmt):
+ * nothing keyed by a pointer that a freed and reused PlannedStmt could
+ * fool.
  *
  * Locks: none; backend-local.
  *
@@ -213,23 +214,19 @@ planid_leaf_end(uint64 h)
 }
 
 /*
- * planid_tree
- *		Hash the tree under root into h, depth first, each node before its
- *		children and an end marker after them.  A node with children at
- *		the depth bound is hashed with a marker instead of them.  No
- *		recursion, no allocation.
+ * planid_walk
+ *		Hash the children of root, a node hashed already that has some, into
+ *		h, depth first, each node before its children and an end marker
+ *		after them.  A node with children at the depth bound is hashed with
+ *		a marker instead of them.  No recursion, no allocation.  Out of
+ *		line: a plan of one node (SELECT 1) needs none of its stack.
  */
-static uint64
-planid_tree(uint64 h, const PlannedStmt *pstmt, const Plan *root)
+static pg_noinline uint64
+planid_walk(uint64 h, const PlannedStmt *pstmt, const Plan *root)
 {
 	PlanidFrame stack[NG_PLANID_MAX_DEPTH];
 	int			depth = 0;
 
-	if (root == NULL)
-		return planid_mix(h, PLANID_NONE);
-	h = planid_node(h, pstmt, root);
-	if (planid_leaf(root))
-		return planid_leaf_end(h);
 	stack[depth].plan = root;
 	stack[depth++].next = 0;
 	while (depth > 0)
@@ -261,6 +258,18 @@ planid_tree(uint64 h, const PlannedStmt *pstmt, const Plan *root)
 	return h;
 }
 
+/* hash the tree under root (NULL: none) into h */
+static inline uint64
+planid_tree(uint64 h, const PlannedStmt *pstmt, const Plan *root)
+{
+	if (root == NULL)
+		return planid_mix(h, PLANID_NONE);
+	h = planid_node(h, pstmt, root);
+	if (planid_leaf(root))
+		return planid_leaf_end(h);
+	return planid_walk(h, pstmt, root);
+}
+
 /*
  * ng_planid_compute
  *		The id of pstmt's plan: its main tree, then each subplan's.  Never
@@ -288,9 +297,9 @@ ng_planid_compute(const PlannedStmt *pstmt)
 
 /*
  * ng_planid_attach
- *		Give pstmt the id planid: the carrier at the head of its invalItems
- *		(planid.h), and on 18 PlannedStmt.planId unless another extension
- *		set it (compat.h).  One allocation holds a new List (core's List
+ *		Give pstmt the id planid: on 18, in PlannedStmt.planId, unless
+ *		another extension set it (compat.h); else in the carrier at the head
+ *		of its invalItems (planid.h).  One allocation holds a new List (core's List
  *		layout: its cells inline), its cells (the carrier's two, then the
  *		old list's) and the carrier's two items: nothing frees an item
  *		alone, and a copy of the plan copies each.  The old list is left to
@@ -302,11 +311,17 @@ void
 ng_planid_attach(PlannedStmt *pstmt, uint64 planid)
 {
 	List	   *old = pstmt->invalItems;
-	int			n = 2 + list_length(old);
-	Size		cells = offsetof(List, initial_elements) + n * sizeof(ListCell);
-	List	   *list = palloc(MAXALIGN(cells) + 2 * sizeof(PlanInvalItem));
-	PlanInvalItem *items = (PlanInvalItem *) ((char *) list + MAXALIGN(cells));
+	int			n;
+	Size		cells;
+	List	   *list;
+	PlanInvalItem *items;
 
+	if (ng_pstmt_set_planid_compat(pstmt, planid))
+		return;
+	n = 2 + list_length(old);
+	cells = offsetof(List, initial_elements) + n * sizeof(ListCell);
+	list = palloc(MAXALIGN(cells) + 2 * sizeof(PlanInvalItem));
+	items = (PlanInvalItem *) ((char *) list + MAXALIGN(cells));
 	items[0].type = T_PlanInvalItem;
 	items[0].cacheId = NG_PLANID_CARRIER_HI;
 	items[0].hashValue = (uint32) (planid >> 32);
@@ -323,7 +338,6 @@ ng_planid_attach(PlannedStmt *pstmt, uint64 planid)
 		memcpy(&list->initial_elements[2], old->elements,
 			   (n - 2) * sizeof(ListCell));
 	pstmt->invalItems = list;
-	ng_pstmt_set_planid_compat(pstmt, planid);
 }
 
 /*

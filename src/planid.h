@@ -7,7 +7,8 @@
  *
  * Owns: the setting pg_stat_statements_ng.track_plans, the walk that hashes
  * a plan tree, and the two PlanInvalItems that carry the id in
- * PlannedStmt.invalItems (compat.h, NG_PLANID_CARRIER_*).
+ * PlannedStmt.invalItems (NG_PLANID_CARRIER_*) where 18's PlannedStmt.planId
+ * cannot (before 18, or set by another extension; compat.h).
  *
  * Locks: none.  Everything here is backend-local: the id lives in the plan,
  * in the memory of whoever owns the plan (the plan cache, a portal).
@@ -46,10 +47,11 @@ extern void ng_planid_attach(PlannedStmt *pstmt, uint64 planid);
 
 /*
  * ng_planid_of
- *		The planid ng_planid_attach gave pstmt, or, without its carrier (a
- *		parallel worker's copy, a plan made with track_plans off), what
- *		compat.h's NG_PSTMT_PLANID gives: 0 where the major has no field.
- *		A few loads and compares; no call.
+ *		The planid ng_planid_attach gave pstmt: its carrier's, or without
+ *		one, what compat.h's NG_PSTMT_PLANID gives (18's planId, ours or
+ *		another extension's; a parallel worker's copy of it), 0 where the
+ *		major has no field or none was given (track_plans off).  A few
+ *		loads and compares; no call.
  */
 static inline uint64
 ng_planid_of(const PlannedStmt *pstmt)
