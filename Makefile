@@ -62,6 +62,7 @@ OBJS = \
 	src/waits.o \
 	src/waits_file.o \
 	src/waits_sampler.o \
+	src/planid.o \
 	src/waits_sql.o \
 	src/waits_window.o
 

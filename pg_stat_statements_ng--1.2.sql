@@ -690,6 +690,28 @@ GRANT SELECT ON pg_stat_statements_ng_errors TO PUBLIC;
 
 -- ---- failed executions by SQLSTATE (end) ----
 
+-- ---- plan identity: what each process runs now, with its plan's id (begin) ----
+
+-- each process running a counted top-level statement: its queryid and the
+-- id of its plan's shape (NULL while none is known)
+CREATE FUNCTION pg_stat_statements_ng_activity(
+    OUT pid int4,
+    OUT userid oid,
+    OUT dbid oid,
+    OUT queryid bigint,
+    OUT planid bigint
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_activity_1_2'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW pg_stat_statements_ng_activity AS
+  SELECT * FROM pg_stat_statements_ng_activity();
+
+GRANT SELECT ON pg_stat_statements_ng_activity TO PUBLIC;
+
+-- ---- plan identity (end) ----
+
 -- ---- the history: time windows of per-statement deltas ----
 
 -- every row of every closed window, oldest window first

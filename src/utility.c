@@ -92,7 +92,7 @@ ng_utility_key(PlannedStmt *pstmt, const char *queryString,
 		context != PROCESS_UTILITY_SUBCOMMAND && IsQueryIdEnabled())
 		queryId = ng_utility_queryid_compat(pstmt, queryString);
 	if (measure && level == 0)
-		ng_waits_publish(queryId);
+		ng_waits_publish(queryId, 0);
 	return queryId;
 }
 
