@@ -11,6 +11,7 @@ OBJS = \
 	src/entry_hist.o \
 	src/evict.o \
 	src/fingerprint.o \
+	src/fingerprint_cache.o \
 	src/failures.o \
 	src/funcs.o \
 	src/funcs_statements.o \
