@@ -563,7 +563,7 @@ AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_1_2'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
 CREATE OR REPLACE VIEW pg_stat_statements_ng AS
-  SELECT * FROM pg_stat_statements_ng_1_2(true);
+  SELECT * FROM pg_stat_statements_ng_1_2(true) s;
 
 DROP FUNCTION pg_stat_statements_ng(boolean);
 ALTER FUNCTION pg_stat_statements_ng_1_2(boolean) RENAME TO pg_stat_statements_ng;

@@ -82,7 +82,7 @@ AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_fingerprint_1_2'
 LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE COST 1000;
 
 CREATE VIEW pg_stat_statements_ng AS
-  SELECT * FROM pg_stat_statements_ng(true);
+  SELECT * FROM pg_stat_statements_ng(true) s;
 
 GRANT SELECT ON pg_stat_statements_ng TO PUBLIC;
 
