@@ -8,13 +8,17 @@ OBJS = \
 	src/alloc.o \
 	src/counters.o \
 	src/dropin.o \
+	src/entry_errors.o \
 	src/entry_hist.o \
+	src/errors_sql.o \
 	src/evict.o \
 	src/fingerprint.o \
 	src/fingerprint_cache.o \
 	src/failures.o \
+	src/failures_sqlstate.o \
 	src/funcs.o \
 	src/funcs_statements.o \
+	src/funcs_texts.o \
 	src/guc.o \
 	src/hist.o \
 	src/history.o \
@@ -31,6 +35,7 @@ OBJS = \
 	src/persist_contrib_format.o \
 	src/persist_contrib_write.o \
 	src/persist_fuzz.o \
+	src/persist_fuzz_mutate.o \
 	src/persist_read.o \
 	src/persist_reader.o \
 	src/persist_restore.o \
@@ -58,6 +63,7 @@ OBJS = \
 	src/waits.o \
 	src/waits_file.o \
 	src/waits_sampler.o \
+	src/planid.o \
 	src/waits_sql.o \
 	src/waits_window.o
 

@@ -11,6 +11,8 @@
 -- want of a background worker slot.
 -- wait_samples_evicted: wait samples of profile rows given up because the
 -- profile was full.
+-- sqlstates_lost: failures whose SQLSTATE pg_stat_statements_ng_errors does
+-- not show (the statement had no entry, or no memory for its SQLSTATEs).
 DROP VIEW pg_stat_statements_ng_info;
 DROP FUNCTION pg_stat_statements_ng_info();
 
@@ -36,7 +38,9 @@ CREATE FUNCTION pg_stat_statements_ng_info(
     -- 1.2: the keeper
     OUT keeper_start_failures bigint,
     -- 1.2: the wait profile
-    OUT wait_samples_evicted bigint
+    OUT wait_samples_evicted bigint,
+    -- 1.2: failed executions by SQLSTATE
+    OUT sqlstates_lost bigint
 )
 RETURNS record
 AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_info_1_0'
@@ -452,6 +456,24 @@ $$;
 
 -- ---- the report (end) ----
 
+-- ---- texts once: the texts of chosen statements (begin) ----
+
+-- the texts of the entries with these queryids, each with its
+-- text_stored_at (a stamp no other text of the run has)
+CREATE FUNCTION pg_stat_statements_ng_texts(IN queryids bigint[],
+    OUT userid oid,
+    OUT dbid oid,
+    OUT queryid bigint,
+    OUT toplevel bool,
+    OUT query text,
+    OUT text_stored_at timestamp with time zone
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_texts_1_2'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+-- ---- texts once (end) ----
+
 -- ---- the history's wait samples: each window's waits (begin) ----
 
 -- every wait row of every closed window, oldest window first: per statement
@@ -569,6 +591,52 @@ DROP FUNCTION pg_stat_statements_ng(boolean);
 ALTER FUNCTION pg_stat_statements_ng_1_2(boolean) RENAME TO pg_stat_statements_ng;
 
 -- ---- fingerprint (end) ----
+
+-- ---- failed executions by SQLSTATE (begin) ----
+
+-- each statement's failures by SQLSTATE: its first 4 SQLSTATEs apart, the
+-- rest in one row whose sqlstate is NULL; no error message is kept
+CREATE FUNCTION pg_stat_statements_ng_errors(
+    OUT userid oid,
+    OUT dbid oid,
+    OUT queryid bigint,
+    OUT toplevel bool,
+    OUT sqlstate text,
+    OUT errors bigint,
+    OUT last_error_at timestamp with time zone
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_errors_1_2'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW pg_stat_statements_ng_errors AS
+  SELECT * FROM pg_stat_statements_ng_errors();
+
+GRANT SELECT ON pg_stat_statements_ng_errors TO PUBLIC;
+
+-- ---- failed executions by SQLSTATE (end) ----
+
+-- ---- plan identity: what each process runs now, with its plan's id (begin) ----
+
+-- each process running a counted top-level statement: its queryid and the
+-- id of its plan's shape (NULL while none is known)
+CREATE FUNCTION pg_stat_statements_ng_activity(
+    OUT pid int4,
+    OUT userid oid,
+    OUT dbid oid,
+    OUT queryid bigint,
+    OUT planid bigint
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_activity_1_2'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW pg_stat_statements_ng_activity AS
+  SELECT * FROM pg_stat_statements_ng_activity();
+
+GRANT SELECT ON pg_stat_statements_ng_activity TO PUBLIC;
+
+-- ---- plan identity (end) ----
 
 -- ---- the history: time windows of per-statement deltas ----
 

@@ -10,6 +10,7 @@ import os
 import sys
 
 from . import common
+from .callgrind import parse_sets
 from .common import ALL_CONTENDERS, HERE, die, nproc
 from .plot import make_plot
 from .report import write_markdown
@@ -28,6 +29,10 @@ def main(doc):
     if args.plot_from:
         return plot_from(args)
     contenders = check_contenders(args)
+    try:
+        parse_sets(args.callgrind_set, args.callgrind_n)
+    except ValueError as e:
+        die(str(e))
     apply_smoke(args)
     return run_benchmark(args, contenders)
 
@@ -65,17 +70,22 @@ def build_parser(description):
                          "this share of the CPU (default 0.15)")
     ap.add_argument("--retries", type=int, default=2,
                     help="how many times a disturbed run is run again (default 2)")
-    ap.add_argument("--callgrind-n", type=int, default=5000)
-    ap.add_argument("--callgrind-set",
-                    choices=["select1", "new", "multi", "prepared", "churn"],
-                    default="select1",
-                    help="callgrind statements: select1 (SELECT 1 repeated), new "
-                         "(every statement a distinct join, max = 500) or multi "
-                         "(the multi workload's transaction, per transaction) or "
-                         "prepared (pgbench -S's SELECT, PREPAREd once, then "
-                         "EXECUTEd) or churn (the churn workload's mix, "
-                         "max = 5000, after 5000 statements that fill the table "
-                         "and 10,000 of the mix that put the hot ones in place)")
+    ap.add_argument("--callgrind-n", type=int, default=5000,
+                    help="N of the callgrind sets that name none (default 5000)")
+    ap.add_argument("--callgrind-set", default="select1",
+                    help="comma list of SET[:N], callgrind statements: select1 "
+                         "(SELECT 1 repeated), new (every statement a distinct "
+                         "join, max = 500), multi (the multi workload's "
+                         "transaction, per transaction), prepared (pgbench -S's "
+                         "SELECT, PREPAREd once, then EXECUTEd), churn (the churn "
+                         "workload's mix, max = 5000, after 5000 statements that "
+                         "fill the table and 10,000 of the mix that put the hot "
+                         "ones in place) (default select1)")
+    ap.add_argument("--callgrind-runs", type=int, default=1,
+                    help="measure each contender this many times, to show the "
+                         "figures repeat (default 1)")
+    ap.add_argument("--callgrind-jobs", type=int, default=1,
+                    help="contenders measured at once (default 1)")
     ap.add_argument("--callgrind-cache-sim", action="store_true",
                     help="also simulate the caches (valgrind --cache-sim=yes): "
                          "first-level data cache misses per statement, a "

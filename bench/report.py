@@ -187,24 +187,42 @@ def md_runs(L, meta, runs):
 
 
 def md_callgrind(L, cg):
-    """Instructions per statement."""
+    """Instructions per statement: one table per set (cg is a list of sets,
+    or one set in the results of older runs)."""
     L.append("## Instructions per statement (callgrind)")
     L.append("")
-    L.append("`postgres --single` fed %d and %d lines of %s under valgrind "
-             "--tool=callgrind; per statement = (I(3N) - I(N)) / 2N."
-             % (cg["n"], 3 * cg["n"],
-                "`%s`" % cg["statement"] if cg.get("set", "select1") == "select1"
-                else cg["statement"]))
+    L.append("`postgres --single` fed N and 3N statements of each set under "
+             "valgrind --tool=callgrind%s; per statement = (I(3N) - I(N)) / 2N."
+             % (", its clock counting readings (bench/fixed_clock.c)"
+                if isinstance(cg, list) else ""))
     L.append("")
+    for one in (cg if isinstance(cg, list) else [cg]):
+        md_callgrind_set(L, one)
+
+
+def md_callgrind_set(L, cg):
+    """One set's table."""
+    L.append("### %s, N = %d" % (cg.get("set", "select1"), cg["n"]))
+    L.append("")
+    L.append("One statement: %s" % ("`%s`" % cg["statement"]
+                                    if cg.get("set", "select1") == "select1"
+                                    else cg["statement"]))
+    L.append("")
+    runs = cg.get("runs", 1)
     sim = any("d1_misses" in e for e in cg["contenders"].values())
     L.append("| contender | instructions per statement | added over none "
              "| of which maintenance by the clock |"
+             + ("".join(" run %d |" % (r + 1) for r in range(runs))
+                + " spread |" if runs > 1 else "")
              + (" D1 misses per statement (simulated) | added over none |" if sim else ""))
-    L.append("|---|---|---|---|" + ("---|---|" if sim else ""))
+    L.append("|---|---|---|---|" + ("---|" * (runs + 1) if runs > 1 else "")
+             + ("---|---|" if sim else ""))
     for c, e in cg["contenders"].items():
         L.append("| %s | %.0f | %s | %s |" % (
             c, e["per_statement"], "%+.0f" % e["added"] if "added" in e else "",
             "%.0f" % e["timed"] if e.get("timed") else "")
+            + ("".join(" %.0f |" % f for f in e["run_figures"])
+               + " %.2f%% |" % (100 * e["spread"]) if runs > 1 else "")
             + (" %s | %s |" % ("%.1f" % e["d1_misses"] if "d1_misses" in e else "",
                               "%+.1f" % e["d1_added"] if "d1_added" in e else "")
                if sim else ""))
@@ -213,11 +231,6 @@ def md_callgrind(L, cg):
         L.append("")
         L.append("ng's added instructions are %.2f of pg_stat_statements'."
                  % (ng["added"] / pgss["added"]))
-        L.append("")
-        L.append("Maintenance runs once a second: under valgrind, some 50 times "
-                 "slower than native, each of its runs is shared by some 50 "
-                 "times fewer statements, so its cost per statement here is "
-                 "some 50 times its native cost.")
     L.append("")
 
 

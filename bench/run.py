@@ -25,7 +25,8 @@ What it does, in order:
      sampler reads pg_stat_activity's wait events once a second, read
      dealloc and entries, stop the cluster.  Only one cluster runs at a time;
   5. callgrind part: instructions per statement, postgres --single fed N and
-     3N "SELECT 1;" lines under valgrind --tool=callgrind;
+     3N statements of each --callgrind-set under valgrind --tool=callgrind,
+     its clock counting readings (fixed_clock.c), so that runs repeat;
   6. readcost part: time to read the view with 5,000 and 100,000 entries
      while 50 backends hold slots;
   7. writes results.json, results.md and tps.png under
@@ -43,6 +44,7 @@ This file only starts the package bench/ (one module per concern):
   tps.py        the tps part
   summary.py    runs -> per workload and contender summary
   callgrind.py  the callgrind part
+  fixed_clock.c the clock the callgrind part's processes read
   readcost.py   the read cost part
   report.py     results.md
   plot.py       tps.png

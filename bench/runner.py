@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 
-from .callgrind import callgrind_part
+from .callgrind import callgrind_part, parse_sets
 from .cluster import Cluster
 from .common import die, log, nproc, run
 from .plot import make_plot
@@ -148,10 +148,12 @@ def data_needs(args, defs, plan, parts):
     for wname, _ in plan:
         needs |= defs[wname]["setup"]
     onerow_tables = 1000 if needs & {"onerow"} else 0
-    if "callgrind" in parts and args.callgrind_set in ("new", "churn"):
+    sets = [s for s, _ in parse_sets(args.callgrind_set, args.callgrind_n)] \
+        if "callgrind" in parts else []
+    if set(sets) & {"new", "churn"}:
         needs.add("onerow")
         onerow_tables = 1000
-    if "callgrind" in parts and args.callgrind_set in ("multi", "prepared"):
+    if set(sets) & {"multi", "prepared"}:
         needs.add("pgbench")
     if "readcost" in parts:
         needs.add("onerow")

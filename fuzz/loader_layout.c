@@ -16,6 +16,8 @@ main(void)
 	printf("format %d\n", NG_DUMP_FORMAT);
 	printf("header_size %zu\n", sizeof(NgDumpHeader));
 	printf("header_format %zu\n", offsetof(NgDumpHeader, format));
+	printf("header_contrib_size %zu\n", offsetof(NgDumpHeader, contrib_size));
+	printf("header_contrib_crc %zu\n", offsetof(NgDumpHeader, contrib_crc));
 	printf("header_nentries %zu\n", offsetof(NgDumpHeader, nentries));
 	printf("entry_size %zu\n", sizeof(NgDumpEntry));
 	printf("entry_text_len %zu\n", offsetof(NgDumpEntry, text_len));

@@ -1,22 +1,30 @@
 #!/usr/bin/env python3
 """fuzz/make_corpus.py LAYOUT DUMP OUTDIR -- the loader fuzzer's corpus.
 
-From one real dump (DUMP, written by a server at a clean shutdown) and the
-format's layout (LAYOUT: fuzz/loader_layout.c's output), writes into OUTDIR
-the dump itself and variants of it, each with its CRC made right:
+From one real dump (DUMP, written by a server at a clean shutdown, loaded as
+the drop-in, so that its header names contrib's file written beside it) and
+the format's layout (LAYOUT: fuzz/loader_layout.c's output, whose format
+number N names the files), writes into OUTDIR the dump itself and variants
+of it, each with its entry count and CRC made right:
 
-  v4-real.stat          the dump as written
-  v4-empty.stat         no entries
-  v4-no-texts.stat      every entry without text (text_len -1)
-  v4-empty-texts.stat   every entry with an empty text (text_len 0)
-  v4-max-hist.stat      every entry with every histogram group
-  v4-long-text.stat     one entry with a 100 kB text (across the loader's
+  vN-real.stat          the dump as written: every statement of the workload
+  vN-no-contrib.stat    its first 20 entries, naming no contrib file (size
+                        and CRC 0), as a server without the drop-in writes it
+  vN-empty.stat         no entries
+  vN-no-texts.stat      20 entries without text (text_len -1)
+  vN-empty-texts.stat   20 entries with an empty text (text_len 0)
+  vN-max-hist.stat      8 entries with every histogram group
+  vN-long-text.stat     one entry with a 100 kB text (across the loader's
                         64 kB read chunks)
-  v1.stat .. v3.stat    the dump with an older format number (the loader
-                        reads only the current format and refuses these at
-                        the header)
+
+Files of an older format (vK-*.stat, K < N) are kept, renamed old-vK-*.stat:
+the loader refuses them at the header, and the fuzzer mutates them too.
+From format 6 the failures by SQLSTATE follow the entries; every file keeps
+the real dump's (they are keyed, not tied to an entry's place).
 """
 
+import os
+import re
 import struct
 import sys
 
@@ -44,6 +52,8 @@ def main():
     body = raw[:-4]
     assert struct.unpack("<I", raw[-4:])[0] == crc32c(body), "the dump's CRC is wrong"
     hdr = bytearray(body[:L["header_size"]])
+    assert struct.unpack_from("<I", hdr, L["header_format"])[0] == L["format"], \
+        "the dump is of another format than the layout"
     n = struct.unpack_from("<Q", hdr, L["header_nentries"])[0]
     entries = []
     pos = L["header_size"]
@@ -58,20 +68,24 @@ def main():
         text = body[pos:pos + max(tlen, 0)]
         pos += max(tlen, 0)
         entries.append([fixed, groups, text])
-    assert pos == len(body), "the dump has bytes after its entries"
+    # format 6: the failures by SQLSTATE follow the entries, kept as they are
+    tail = body[pos:]
+    assert L["format"] >= 6 or not tail, "the dump has bytes after its entries"
 
-    def write(name, header, ents, fmt=None):
+    fmt = L["format"]
+    for name in sorted(os.listdir(out)):
+        m = re.match(r"v(\d+)(-.*)?\.stat$", name)
+        if m and int(m.group(1)) != fmt:
+            os.rename("%s/%s" % (out, name), "%s/old-%s" % (out, name))
+        elif m:
+            os.remove("%s/%s" % (out, name))
+
+    def write(name, header, ents):
         h = bytearray(header)
         struct.pack_into("<Q", h, L["header_nentries"], len(ents))
-        if fmt is not None:
-            struct.pack_into("<I", h, L["header_format"], fmt)
-        b = bytes(h)
-        for fixed, groups, text in ents:
-            f = bytearray(fixed)
-            struct.pack_into("<I", f, L["entry_hist_mask"],
-                             struct.unpack_from("<I", fixed, L["entry_hist_mask"])[0])
-            b += bytes(f) + groups + (text if text is not None else b"")
-        with open("%s/%s" % (out, name), "wb") as fh:
+        b = bytes(h) + b"".join(bytes(f) + g + (t or b"") for f, g, t in ents)
+        b += tail
+        with open("%s/v%d-%s.stat" % (out, fmt, name), "wb") as fh:
             fh.write(b + struct.pack("<I", crc32c(b)))
 
     def with_text(e, text):
@@ -82,19 +96,24 @@ def main():
     def with_all_groups(e):
         f = bytearray(e[0])
         struct.pack_into("<I", f, L["entry_hist_mask"], 0xFFFFFFFF)
-        groups = b"".join(struct.pack("<Q", (g * 7 + i) % 5) for g in range(32) for i in range(L["group_bytes"] // 8))
+        groups = b"".join(struct.pack("<Q", (g * 7 + i) % 5)
+                          for g in range(32) for i in range(L["group_bytes"] // 8))
         return [f, groups, e[2]]
 
-    write("v4-real.stat", hdr, entries)
-    write("v4-empty.stat", hdr, [])
-    write("v4-no-texts.stat", hdr, [with_text(e, None) for e in entries])
-    write("v4-empty-texts.stat", hdr, [with_text(e, b"") for e in entries])
-    write("v4-max-hist.stat", hdr, [with_all_groups(e) for e in entries])
+    assert struct.unpack_from("<Q", hdr, L["header_contrib_size"])[0] != 0, \
+        "the dump names no contrib file: was the server loaded as the drop-in?"
+    no_contrib = bytearray(hdr)
+    struct.pack_into("<QI", no_contrib, L["header_contrib_size"], 0, 0)
+    few = entries[:20]
+    write("real", hdr, entries)
+    write("no-contrib", no_contrib, few)
+    write("empty", hdr, [])
+    write("no-texts", hdr, [with_text(e, None) for e in few])
+    write("empty-texts", hdr, [with_text(e, b"") for e in few])
+    write("max-hist", hdr, [with_all_groups(e) for e in entries[:8]])
     long = b"SELECT $1 AS " + b"x" * (100 * 1024) + b" FROM t"
-    write("v4-long-text.stat", hdr, [with_text(entries[0], long)] + entries[1:3])
-    for v in range(1, L["format"]):
-        write("v%d.stat" % v, hdr, entries[:5], fmt=v)
-    print("%d entries; corpus written to %s" % (n, out))
+    write("long-text", hdr, [with_text(entries[0], long)] + entries[1:3])
+    print("format %d, %d entries; corpus written to %s" % (fmt, n, out))
 
 
 if __name__ == "__main__":

@@ -8,6 +8,11 @@
 #   PGSSNG_FUZZ_STATEMENTS        statements for the normalizer (100000), or
 #   PGSSNG_FUZZ_SECONDS           a time for it instead
 #   PGSSNG_FUZZ_LOADER_ITERATIONS mutated dumps for the loader (1000000)
+#   PGSSNG_FUZZ_LOADER_MIN_PAST   the share of them, in percent, whose
+#                                 verdict must be the entries' (past the
+#                                 size, header and CRC checks; 33): fewer
+#                                 fail the run, as a corpus of another
+#                                 format would
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -48,18 +53,31 @@ as_pg python3 "$here/normalize.py" --libpq "$libpq" --host "$fz" --port 54329 --
 	--seed "$seed" "${limit[@]}" || rc=1
 
 iterations=${PGSSNG_FUZZ_LOADER_ITERATIONS:-1000000}
+min_past=${PGSSNG_FUZZ_LOADER_MIN_PAST:-33}
 echo "fuzz: loader, seed $seed, $iterations mutated dumps of $(ls "$here"/loader-corpus/*.stat | wc -l) files"
 corpus=$(for f in "$here"/loader-corpus/*.stat; do printf "pg_read_binary_file('%s')," "$f"; done)
 start=$(date +%s)
 if as_pg psql -X -q -v ON_ERROR_STOP=1 -h "$fz" -p 54329 -d postgres >"$fz/loader.out" 2>&1 <<SQL
-CREATE FUNCTION fuzz_loader(bytea[], int8, int8) RETURNS TABLE (outcome text, count int8)
+CREATE FUNCTION fuzz_loader(bytea[], int8, int8)
+  RETURNS TABLE (outcome text, stage text, count int8)
   AS '\$libdir/pg_stat_statements_ng', 'pg_stat_statements_ng_fuzz_loader' LANGUAGE C STRICT;
+CREATE TEMP TABLE tally AS SELECT * FROM fuzz_loader(ARRAY[${corpus%,}], $iterations, $seed);
 \pset footer off
-SELECT * FROM fuzz_loader(ARRAY[${corpus%,}], $iterations, $seed) ORDER BY count DESC, outcome;
+SELECT * FROM tally ORDER BY count DESC, outcome, stage;
+SELECT coalesce(sum(count) FILTER (WHERE stage = 'entries'), 0) AS past,
+       coalesce(sum(count) FILTER (WHERE outcome = 'sound'), 0) AS sound
+  FROM tally \gset
+\echo tally :past :sound
 SQL
 then
 	echo "fuzz: loader, seed $seed: $iterations mutated dumps in $(($(date +%s) - start)) s; outcomes:"
-	sed 's/^/  /' "$fz/loader.out"
+	grep -v '^tally ' "$fz/loader.out" | sed 's/^/  /'
+	read -r past sound < <(sed -n 's/^tally //p' "$fz/loader.out")
+	echo "fuzz: loader: $past of $iterations ($((past * 100 / (iterations > 0 ? iterations : 1)))%) past the size, header and CRC checks (at least $min_past% required), $sound sound"
+	if [ "$((past * 100))" -lt "$((iterations * min_past))" ] || [ "$sound" -eq 0 ]; then
+		echo "fuzz: loader FAILED: too few mutated dumps reach the entries' checks (is fuzz/loader-corpus/ of the current format? fuzz/make-loader-corpus.sh rewrites it)"
+		rc=1
+	fi
 else
 	echo "fuzz: loader FAILED (seed $seed):"
 	cat "$fz/loader.out"

@@ -49,4 +49,24 @@ SELECT calls, min_exec_time = 0 AS minmax_cleared
   FROM pg_stat_statements_ng_changed_since(:gen4)
  WHERE query = 'SELECT count(*) FROM col_t';
 
+-- texts once: the text and stamp of the entries with given queryids, as the
+-- view shows them (NULL elements and unknown queryids are ignored); a
+-- min/max reset keeps the stamp
+SELECT text_stored_at AS stamp1 FROM pg_stat_statements_ng
+ WHERE queryid = :col_qid \gset
+SELECT pg_stat_statements_ng_reset(0, 0, :col_qid, true) IS NOT NULL AS t;
+SELECT t.query, t.text_stored_at = v.text_stored_at AS same_stamp,
+       t.text_stored_at = :'stamp1' AS kept_by_minmax_reset
+  FROM pg_stat_statements_ng_texts(ARRAY[:col_qid, NULL, 42]) t
+  JOIN pg_stat_statements_ng v USING (userid, dbid, queryid, toplevel);
+SELECT count(*) AS none FROM pg_stat_statements_ng_texts('{}');
+-- no two texts share a stamp
+SELECT count(*) = count(DISTINCT text_stored_at) AS stamps_unique
+  FROM pg_stat_statements_ng WHERE text_stored_at IS NOT NULL;
+-- a reset removes the entry; run again, it has a new stamp
+SELECT pg_stat_statements_ng_reset(0, 0, :col_qid) IS NOT NULL AS t;
+SELECT count(*) FROM col_t;
+SELECT t.query, t.text_stored_at > :'stamp1' AS new_stamp
+  FROM pg_stat_statements_ng_texts(ARRAY[:col_qid]) t;
+
 DROP TABLE col_t;

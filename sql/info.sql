@@ -47,6 +47,8 @@ ALTER EXTENSION pg_stat_statements_ng UPDATE TO '1.2';
 SELECT count(*) AS columns_1_2 FROM pg_attribute
  WHERE attrelid = 'pg_stat_statements_ng_info'::regclass AND attnum > 0;
 SELECT max, dsa_failures, keeper_start_failures FROM pg_stat_statements_ng_info;
+-- ---- failures by SQLSTATE (1.2): sqlstates_lost added ----
+SELECT sqlstates_lost FROM pg_stat_statements_ng_info;
 -- ---- the history (1.2): its figures after the others ----
 SELECT history_windows_dropped, history_windows_skipped, history_counts_lost
   FROM pg_stat_statements_ng_info;

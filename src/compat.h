@@ -23,6 +23,7 @@
 #include "storage/lwlock.h"
 #include "storage/proc.h"
 #include "tcop/utility.h"
+#include "utils/backend_status.h"
 #include "utils/guc.h"
 #include "utils/guc_tables.h"
 
@@ -95,6 +96,49 @@
 #define NG_EXECUTOR_RUN_ARGS	QueryDesc *queryDesc, ScanDirection direction, uint64 count, bool execute_once
 #define NG_EXECUTOR_RUN_PASS	queryDesc, direction, count, execute_once
 #endif
+
+/*
+ * ---- a plan's id: 18 has PlannedStmt.planId and pgstat_report_plan_id
+ * (core reports it for the extended protocol's Bind and Execute, not for a
+ * simple query); 15 to 17 have neither, and planid.h's carrier is all ----
+ */
+#if PG_VERSION_NUM >= 180000
+#define NG_PSTMT_PLANID(pstmt)	((pstmt)->planId)
+#else
+#define NG_PSTMT_PLANID(pstmt)	INT64CONST(0)
+#endif
+
+/*
+ * set PlannedStmt.planId to planid unless another extension set it: true
+ * if it did (on 18), false if planid needs a place of its own
+ */
+static inline bool
+ng_pstmt_set_planid_compat(PlannedStmt *pstmt, uint64 planid)
+{
+#if PG_VERSION_NUM >= 180000
+	if (pstmt->planId == INT64CONST(0))
+	{
+		pstmt->planId = (int64) planid;
+		return true;
+	}
+#else
+	(void) pstmt;
+	(void) planid;
+#endif
+	return false;
+}
+
+/* report PlannedStmt.planId as the top-level plan's, if none is reported */
+static inline void
+ng_report_planid_compat(const PlannedStmt *pstmt)
+{
+#if PG_VERSION_NUM >= 180000
+	if (pstmt->planId != INT64CONST(0))
+		pgstat_report_plan_id(pstmt->planId, false);
+#else
+	(void) pstmt;
+#endif
+}
 
 /* ---- heap_form_minimal_tuple gained an extra argument in 18 ---- */
 #if PG_VERSION_NUM >= 180000

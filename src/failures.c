@@ -38,8 +38,10 @@ typedef struct NgPendingFailure
 {
 	NgKey		key;
 	NgFailure	failure;
+	int			sqlerrcode;
 	double		time;
 	TimestampTz started_at;
+	TimestampTz failed_at;
 } NgPendingFailure;
 
 static NgPendingFailure pending[NG_MAX_PENDING_FAILURES];
@@ -53,13 +55,13 @@ static void failures_record_all(NgTextSource *src, volatile bool *recording);
 NG_HOT bool ng_failures_pending = false;
 
 /*
- * ng_failure_classify
+ * failure_classify
  *		How did a statement that raised sqlerrcode end?  A cancel is a
  *		timeout when statement_timeout is set and the statement has run
  *		that long.  No allocation, no lock, no error.
  */
-NgFailure
-ng_failure_classify(int sqlerrcode)
+static NgFailure
+failure_classify(int sqlerrcode)
 {
 	if (sqlerrcode != ERRCODE_QUERY_CANCELED)
 		return NG_FAILED_ERROR;
@@ -72,7 +74,8 @@ ng_failure_classify(int sqlerrcode)
 
 /*
  * ng_failure_note
- *		Note a failed execution.  Safe in PG_CATCH and while aborting: no
+ *		Note a failed execution, which raised sqlerrcode after running for
+ *		time ms.  Safe in PG_CATCH and while aborting: no
  *		allocation, no lock, no error.  If too many failures pile up before
  *		they can be recorded (a failure deep in nested statements, noted at
  *		every level on the way out), the last place keeps the failure noted
@@ -81,7 +84,7 @@ ng_failure_classify(int sqlerrcode)
  *		statement's failure, the one a DBA needs, is always kept.
  */
 void
-ng_failure_note(const NgKey *key, NgFailure failure, double time)
+ng_failure_note(const NgKey *key, int sqlerrcode, double time)
 {
 	ng_failures_pending = true;
 	if (npending >= NG_MAX_PENDING_FAILURES)
@@ -90,9 +93,11 @@ ng_failure_note(const NgKey *key, NgFailure failure, double time)
 		npending = NG_MAX_PENDING_FAILURES - 1;
 	}
 	pending[npending].key = *key;
-	pending[npending].failure = failure;
+	pending[npending].failure = failure_classify(sqlerrcode);
+	pending[npending].sqlerrcode = sqlerrcode;
 	pending[npending].time = time;
 	pending[npending].started_at = GetCurrentStatementStartTimestamp();
+	pending[npending].failed_at = GetCurrentTimestamp();
 	npending++;
 }
 
@@ -128,7 +133,7 @@ ng_failures_record(void)
 		 * The others still pending go too, counted: what raised the ERROR
 		 * would likely raise it again for them, and each would be raised from
 		 * the abort that follows this one, piling errors up (five nested are
-		 * a PANIC).
+		 * a PANIC).  So do the deferred SQLSTATEs (in sqlstates_lost).
 		 */
 		int64		lost = (recording ? 1 : 0) + npending + overflowed;
 
@@ -137,6 +142,7 @@ ng_failures_record(void)
 			ng_note_loss(NG_LOSS_COUNTS, lost);
 		npending = 0;
 		overflowed = 0;
+		ng_failures_sqlstate_discard();
 		ng_failures_pending = false;
 		PG_RE_THROW();
 	}
@@ -147,11 +153,14 @@ ng_failures_record(void)
 /*
  * failures_record_all
  *		ng_failures_record's loop; *recording is true while a failure that
- *		has left the array is being recorded.
+ *		has left the array is being recorded.  SQLSTATEs deferred by a busy
+ *		partition are tried again first; while some remain, the flag stays
+ *		set, so that the next hook call tries again.
  */
 static void
 failures_record_all(NgTextSource *src, volatile bool *recording)
 {
+	ng_failures_sqlstate_retry();
 	while (npending > 0)
 	{
 		NgSample	sample = {0};
@@ -174,11 +183,12 @@ failures_record_all(NgTextSource *src, volatile bool *recording)
 		sample.started_at = pf.started_at;
 		ng_slots_count(&pf.key, &sample, src);
 		*recording = false;
+		ng_failures_sqlstate_record(&pf.key, pf.sqlerrcode, pf.failed_at);
 	}
 	if (overflowed > 0)
 	{
 		ng_note_loss(NG_LOSS_COUNTS, overflowed);
 		overflowed = 0;
 	}
-	ng_failures_pending = false;
+	ng_failures_pending = ng_failures_sqlstate_deferred();
 }

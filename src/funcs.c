@@ -181,15 +181,15 @@ pg_stat_statements_ng_reset_1_0(PG_FUNCTION_ARGS)
 
 #define NG_INFO_COLS_1_0	17
 #define NG_INFO_COLS_1_1	18	/* 1.1 adds dsa_failures */
-#define NG_INFO_COLS	20		/* 1.2 adds keeper_start_failures and
-								 * wait_samples_evicted */
+#define NG_INFO_COLS	21		/* 1.2 adds keeper_start_failures,
+								 * wait_samples_evicted and sqlstates_lost */
 
 /*
  * pg_stat_statements_ng_info()
  *		Capacity and loss figures.  The same C function serves every
  *		version of the SQL function: it fills the columns the caller's row
  *		type has (17 in 1.0; 1.1 adds dsa_failures at the end, 1.2
- *		keeper_start_failures and wait_samples_evicted).
+ *		keeper_start_failures, wait_samples_evicted and sqlstates_lost).
  */
 Datum
 pg_stat_statements_ng_info_1_0(PG_FUNCTION_ARGS)
@@ -229,7 +229,7 @@ pg_stat_statements_ng_info_1_0(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum((int64) pg_atomic_read_u32(&ng_shared->entry_count) *
 								(int64) sizeof(NgSharedEntry) +
 								(int64) pg_atomic_read_u64(&ng_shared->hist_bytes));
-	values[i++] = Int64GetDatum((int64) ng_slots_shmem_size());
+	values[i++] = Int64GetDatum((int64) ng_slots_areas_size());
 	Assert(i == NG_INFO_COLS_1_0);
 	values[i++] = Int64GetDatum(stats.dsa_failures);
 	Assert(i == NG_INFO_COLS_1_1);
@@ -238,6 +238,8 @@ pg_stat_statements_ng_info_1_0(PG_FUNCTION_ARGS)
 	/* ---- 1.2: the wait profile ---- */
 	values[i++] = Int64GetDatum(ng_waits ?
 								(int64) pg_atomic_read_u64(&ng_waits->evicted) : 0);
+	/* ---- 1.2: failed executions by SQLSTATE ---- */
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&ng_shared->sqlstates_lost));
 	Assert(i == NG_INFO_COLS);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));

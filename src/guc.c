@@ -109,6 +109,7 @@ static const struct config_enum_entry debug_fault_options[] = {
 	{"stall_read", NG_FAULT_STALL_READ, false},
 	{"stall_restore", NG_FAULT_STALL_RESTORE, false},
 	{"dump_full", NG_FAULT_DUMP_FULL, false},
+	{"stall_reset", NG_FAULT_STALL_RESET, false},
 	{NULL, 0, false}
 };
 

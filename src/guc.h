@@ -63,7 +63,9 @@ typedef enum NgDebugFault
 	NG_FAULT_STALL_READ,		/* a reader, holding every partition lock
 								 * shared */
 	NG_FAULT_STALL_RESTORE,		/* the keeper, before it restores the file */
-	NG_FAULT_DUMP_FULL			/* the dump's writes fail with ENOSPC */
+	NG_FAULT_DUMP_FULL,			/* the dump's writes fail with ENOSPC */
+	NG_FAULT_STALL_RESET		/* a reset, between a partition's void and its
+								 * copy for the history */
 } NgDebugFault;
 
 extern int	ng_debug_fault;

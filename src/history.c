@@ -22,9 +22,11 @@
 
 #include <math.h>
 
+#include "miscadmin.h"
 #include "storage/shmem.h"
 #include "utils/float.h"
 #include "utils/guc.h"
+#include "utils/timestamp.h"
 
 #include "history.h"
 #include "qtext.h"
@@ -104,7 +106,15 @@ ng_history_init_shmem(void)
 	memset(ng_history, 0, sizeof(NgHistoryShared));
 	ng_history->lock = &GetNamedLWLockTranche(NG_HISTORY_SHMEM_NAME)->lock;
 	ng_history->first = ng_history->last = InvalidDsaPointer;
-	pg_atomic_init_u32(&ng_history->capturing, 0);
+
+	/*
+	 * The first window opens with shared memory (history_keeper.c): what
+	 * departs is kept from now, unless no keeper is to run to take it.
+	 */
+	ng_history->open_since = GetCurrentTimestamp();
+	pg_atomic_init_u32(&ng_history->capturing,
+					   IsPostmasterEnvironment &&
+					   pg_atomic_read_u32(&ng_shared->keeper_missing) == 0);
 	pg_atomic_init_u32(&ng_history->keeper_procno, UINT32_MAX);
 	pg_atomic_init_u64(&ng_history->requested, 0);
 	pg_atomic_init_u64(&ng_history->closed, 0);

@@ -231,6 +231,8 @@ extern void ng_history_capture_end(void *cap);
 
 /* Functions in history_keeper.c */
 extern void ng_history_keeper_start(void);
+extern void ng_history_keeper_restored(const NgKey *key, const NgCounters *c,
+									   NgHistView h);
 extern void ng_history_keeper_tick(void);
 extern void ng_history_keeper_shutdown(void);
 

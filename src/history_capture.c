@@ -15,12 +15,13 @@
  * them, or unbound, through the partition generation, which a partial
  * reset may move for the unbound slots of other keys too).  So the reset
  * hands over each entry it removes, as it removes it, and then each slot
- * its reset voided, copied after the void: a count written into such a
- * slot before its writer saw the void is in the copy; one written after
- * is counted again by its writer (slots_count.c), not in the copy.  Only a
- * sample whose write straddles the void (written before the copy, its
- * writer's look at the partition after the void) is in both: the window
- * counts it twice.
+ * its reset voided, copied after the void under the same hold of the
+ * partition lock.  A writer whose write section saw the void takes its
+ * sample back (or writes nothing) and counts it again after the reset,
+ * and it clears an unbound slot of an older generation only while it
+ * holds the partition lock (slots_count.c), so after the copy: a slot's
+ * pre-reset counts are in the copy, once, and a sample counted after the
+ * void is not.
  *
  * Locking: an evicted entry is linked into its partition's
  * history_evicted list under the partition lock, exclusive, which the
@@ -191,6 +192,7 @@ ng_history_capture_slots(void *arg, int p, uint32 old_generation)
 	HistoryCapture *cap = arg;
 	NgSharedPartition *part = &ng_shared->partitions[p];
 	int			nprocs = ng_store_num_slot_procs();
+	volatile uint32 *masks = ng_slots_partition_masks();
 	NgSlot		copy;
 
 	if (cap == NULL)
@@ -200,8 +202,11 @@ ng_history_capture_slots(void *arg, int p, uint32 old_generation)
 		cap->partition_start = cap->nrows;
 	for (int proc = 0; proc < nprocs; proc++)
 	{
-		NgBackendSlots *area = ng_slots_of_proc(proc);
+		NgBackendSlots *area;
 
+		if ((masks[proc] & NG_PARTITION_BIT(p)) == 0)
+			continue;			/* no slot of proc counts for p (slots.h) */
+		area = ng_slots_of_proc(proc);
 		for (int i = 0; i < (int) area->nslots; i++)
 		{
 			if (area->partition_of[i] != p ||

@@ -450,7 +450,12 @@ keeper_close(TimestampTz end)
 	nrows = nkeep + (n > nkeep ? 1 : 0);
 	waits = keeper_wait_rows(&d, nkeep, &nwaits);
 
-	dp = ng_dsa_allocate(NG_HISTORY_WINDOW_SIZE(nrows, nwaits), DSA_ALLOC_HUGE);
+	/* a window larger than history_memory allows is skipped, not kept */
+	if (NG_HISTORY_WINDOW_SIZE(nrows, nwaits) > (Size) ng_history_memory_kb * 1024)
+		dp = InvalidDsaPointer;
+	else
+		dp = ng_dsa_allocate(NG_HISTORY_WINDOW_SIZE(nrows, nwaits),
+							 DSA_ALLOC_HUGE);
 	if (DsaPointerIsValid(dp))
 	{
 		w = dsa_get_address(ng_area, dp);
@@ -506,15 +511,18 @@ keeper_exit(int code, Datum arg)
 
 /*
  * ng_history_keeper_start
- *		Keeper, at start, once any saved statistics are restored: restore the
- *		saved windows (the first keeper since shared memory was made), start
- *		keeping what departs, and open a window.
+ *		Keeper, at start, before any saved statistics are restored.  The
+ *		first keeper since shared memory was made restores the saved windows
+ *		and keeps the window open since then (everything the table holds was
+ *		counted in it; ng_history_keeper_restored takes out what the restore
+ *		adds); a later one (the keeper was killed) opens a window now.
  */
 void
 ng_history_keeper_start(void)
 {
 	HASHCTL		ctl;
 	KeyTotalsList unused = {0};
+	bool		first = !ng_history->loaded;
 
 	keeper_cxt = AllocSetContextCreate(TopMemoryContext,
 									   "pg_stat_statements_ng history",
@@ -527,19 +535,41 @@ ng_history_keeper_start(void)
 	keeper_keys = hash_create("pg_stat_statements_ng history keys", 256, &ctl,
 							  HASH_ELEM | HASH_FUNCTION | HASH_COMPARE |
 							  HASH_CONTEXT);
-	if (!ng_history->loaded)
+	if (first)
 		ng_history_load();
 	ng_history->loaded = true;
 	before_shmem_exit(keeper_exit, 0);
 	pg_atomic_write_u32(&ng_history->capturing, 1);
-	keeper_read_all(true, &unused);
+	if (!first)
+	{
+		keeper_read_all(true, &unused);
+		LWLockAcquire(ng_history->lock, LW_EXCLUSIVE);
+		ng_history->open_since = GetCurrentTimestamp();
+		LWLockRelease(ng_history->lock);
+	}
 	ng_history_waits_open();
-	LWLockAcquire(ng_history->lock, LW_EXCLUSIVE);
-	ng_history->open_since = GetCurrentTimestamp();
-	LWLockRelease(ng_history->lock);
 	/* requests made before this keeper ran are served by the first tick */
 	keeper_started = true;
 	pg_atomic_write_u32(&ng_history->keeper_procno, NG_MY_PROC_NUMBER());
+}
+
+/*
+ * ng_history_keeper_restored
+ *		Keeper, restoring the saved statistics: the table holds a saved row
+ *		of key now (counters c, exec histogram h), counted before this run:
+ *		take it out of the open window.
+ */
+void
+ng_history_keeper_restored(const NgKey *key, const NgCounters *c,
+						   NgHistView h)
+{
+	NgHistoryTotals *acc;
+
+	if (keeper_keys == NULL)
+		return;
+	acc = &keeper_key(key)->acc;
+	ng_history_totals_add_counters(acc, c, -1);
+	ng_history_totals_add_hist(acc, h, -1);
 }
 
 /*

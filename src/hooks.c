@@ -47,6 +47,7 @@
 #include "hooks.h"
 #include "keeper_start.h"
 #include "measure.h"
+#include "planid.h"
 #include "utility.h"
 #include "waits.h"
 #include "qtext.h"
@@ -135,6 +136,7 @@ _PG_init(void)
 	EnableQueryId();
 	ng_waits_define_gucs();
 	ng_define_gucs();
+	ng_planid_define_guc();
 	ng_install_hooks();
 	ng_timers_init();
 	RegisterXactCallback(ng_xact_callback, NULL);
@@ -228,6 +230,20 @@ ng_plan_next(NG_PLANNER_ARGS)
 }
 
 /*
+ * ng_plan_identify
+ *		Give a plan of a tracked statement its planid (planid.c), once, as it
+ *		is made: every execution of it, a cached plan's too, reads it there.
+ */
+static inline PlannedStmt *
+ng_plan_identify(PlannedStmt *result, int level)
+{
+	if (ng_track_plans && result != NULL &&
+		result->queryId != UINT64CONST(0) && ng_enabled(level))
+		ng_planid_attach(result, ng_planid_compute(result));
+	return result;
+}
+
+/*
  * ng_planner_measured
  *		ng_planner when planning is tracked: time the planning and count it
  *		as a sample.  Out of line, so that the untracked case carries none
@@ -259,7 +275,7 @@ ng_planner_measured(NG_PLANNER_ARGS)
 				   &walusage, &walusage_start);
 	ng_count(parse->queryId, query_string, parse->stmt_location,
 			 parse->stmt_len, false, &sample);
-	return result;
+	return ng_plan_identify(result, level);
 }
 
 /*
@@ -285,15 +301,22 @@ ng_planner(NG_PLANNER_ARGS)
 	ng_nesting_level = level + 1;
 	result = ng_plan_next(NG_PLANNER_PASS);
 	ng_nesting_level = level;
-	return result;
+	return ng_plan_identify(result, level);
 }
 
 static void
 ng_ExecutorStart(QueryDesc *queryDesc, int eflags)
 {
-	/* the wait sampler's key, unless its planning published it */
+	/*
+	 * the wait sampler's key and the plan's id, unless published already; on
+	 * 18 the plan's id for pg_stat_activity's backend entry too
+	 */
 	if (ng_nesting_level == 0 && ng_enabled(0))
-		ng_waits_publish_if_new(queryDesc->plannedstmt->queryId);
+	{
+		ng_waits_publish_plan_if_new(queryDesc->plannedstmt->queryId,
+									 ng_planid_of(queryDesc->plannedstmt));
+		ng_report_planid_compat(queryDesc->plannedstmt);
+	}
 	if (prev_ExecutorStart)
 		prev_ExecutorStart(queryDesc, eflags);
 	else

@@ -206,6 +206,8 @@ pg_stat_statements_ng_keeper_main(Datum arg)
 	if (!ng_store_attach())
 		proc_exit(0);
 
+	/* before the restore: it takes what it restores out of the window */
+	ng_history_keeper_start();
 	if (ng_shared->restore_pending)
 	{
 		ng_shared->restore_pending = false;
@@ -224,7 +226,6 @@ pg_stat_statements_ng_keeper_main(Datum arg)
 		ng_contrib_discard_file();
 	}
 	ng_keeper_note_running();
-	ng_history_keeper_start();
 
 	while (!keeper_shutdown)
 	{

@@ -8,16 +8,23 @@
  * entry point, pg_stat_statements_ng_fuzz_loader(corpus bytea[], iterations
  * int8, seed int8), is in no extension script; fuzz/run.sh creates it by
  * hand (CREATE FUNCTION .. LANGUAGE C) in a throwaway instance of a server
- * built with AddressSanitizer.  Each iteration takes a dump of the corpus,
- * mutates it (bits flipped, bytes and aligned 4- and 8-byte fields set to
- * boundary values, cuts, insertions, deletions, splices of two dumps),
- * fixes its CRC half of the time (so that the entries' checks, which a
- * wrong CRC does not skip, and the second pass, which it does, are both
- * reached), copies it into a malloc'd block of exactly its size (so that
- * ASan sees a read one byte past its end), and hands it to
+ * built with AddressSanitizer.  Each iteration takes a dump of the corpus
+ * (one of the current format 7 times in 8, when the corpus has both),
+ * and mutates it (persist_fuzz_mutate.c) one to four times, in one of
+ * three ways:
+ * - 1 in 8: raw mutations, the CRC left as it is, for the checksum check;
+ * - 1 in 8: raw mutations, the CRC made right, for the header's checks and
+ *   lengths that disagree with the bytes;
+ * - 6 in 8: mutations that know the format, lengths and entry count made
+ *   to agree, and the CRC made right, so that the entries' checks and the
+ *   second pass, which reads every text, are reached.
+ * It copies the result into a malloc'd block of exactly its size (so that
+ * ASan sees a read one byte past its end) and hands it to
  * ng_persist_check_buffer, which checks it as the loader checks a file.
  * Returns one row per outcome: why the loader refused the input (its
- * reason cut before the first digit), or 'sound', and how often.
+ * reason cut before the first digit), or 'sound'; the stage that gave the
+ * verdict ('header': the size, the header or the CRC; 'entries': past
+ * them); and how often.
  *
  * Locking: none; the loader's checks read only the input and settings.
  *
@@ -47,111 +54,19 @@ NG_FUNCTION_INFO(pg_stat_statements_ng_fuzz_loader);
 typedef struct FuzzOutcome
 {
 	char	   *why;
+	bool		past_header;	/* the verdict is the entries' */
 	int64		count;
 } FuzzOutcome;
 
-static const uint64 fuzz_values[] = {
-	0, 1, 2, 3, 4, 7, 8, 16, 64, 127, 128, 255, 256, 1024, 65535, 65536,
-	PG_INT32_MAX, (uint64) PG_INT32_MAX + 1, PG_UINT32_MAX - 1, PG_UINT32_MAX,
-	(uint64) PG_INT64_MAX, (uint64) PG_INT64_MAX + 1, PG_UINT64_MAX - 1,
-	PG_UINT64_MAX
-};
-
-/*
- * fuzz_mutate
- *		One mutation of buf (*len bytes, room for cap), at random.
- */
+/* Count an outcome: the reason cut before its first digit, and its stage */
 static void
-fuzz_mutate(pg_prng_state *rng, char *buf, size_t *len, size_t cap,
-			const char *other, size_t other_len)
-{
-	size_t		n = *len;
-	size_t		at = n > 0 ? pg_prng_uint64_range(rng, 0, n - 1) : 0;
-	uint64		v = fuzz_values[pg_prng_uint64_range(rng, 0, lengthof(fuzz_values) - 1)];
-	size_t		k;
-
-	switch (pg_prng_uint64_range(rng, 0, 7))
-	{
-		case 0:					/* flip a bit */
-			if (n > 0)
-				buf[at] ^= (char) (1 << pg_prng_uint64_range(rng, 0, 7));
-			break;
-		case 1:					/* a byte to a boundary value */
-			if (n > 0)
-				buf[at] = (char) v;
-			break;
-		case 2:					/* an aligned 4-byte field */
-			at &= ~(size_t) 3;
-			if (at + 4 <= n)
-			{
-				uint32		v32 = (uint32) v;
-
-				if (pg_prng_bool(rng))
-					v32 = (uint32) (v32 + (int) pg_prng_uint64_range(rng, 0, 2) - 1);
-				memcpy(buf + at, &v32, 4);
-			}
-			break;
-		case 3:					/* an aligned 8-byte field */
-			at &= ~(size_t) 7;
-			if (at + 8 <= n)
-				memcpy(buf + at, &v, 8);
-			break;
-		case 4:					/* cut */
-			*len = at;
-			break;
-		case 5:					/* insert random bytes */
-			k = pg_prng_uint64_range(rng, 1, 64);
-			if (n + k <= cap)
-			{
-				memmove(buf + at + k, buf + at, n - at);
-				for (size_t i = 0; i < k; i++)
-					buf[at + i] = (char) pg_prng_uint32(rng);
-				*len = n + k;
-			}
-			break;
-		case 6:					/* delete a range */
-			k = pg_prng_uint64_range(rng, 1, 256);
-			if (at + k <= n)
-			{
-				memmove(buf + at, buf + at + k, n - at - k);
-				*len = n - k;
-			}
-			break;
-		case 7:					/* splice: this head, the other's tail */
-			if (other_len > 0)
-			{
-				size_t		from = pg_prng_uint64_range(rng, 0, other_len - 1);
-
-				k = Min(other_len - from, cap - at);
-				memcpy(buf + at, other + from, k);
-				*len = at + k;
-			}
-			break;
-	}
-}
-
-/* The CRC trailer of buf made right for its body */
-static void
-fuzz_fix_crc(char *buf, size_t len)
-{
-	pg_crc32c	crc;
-
-	if (len < sizeof(pg_crc32c))
-		return;
-	INIT_CRC32C(crc);
-	COMP_CRC32C(crc, buf, len - sizeof(pg_crc32c));
-	FIN_CRC32C(crc);
-	memcpy(buf + len - sizeof(pg_crc32c), &crc, sizeof(crc));
-}
-
-/* Count an outcome: the reason cut before its first digit */
-static void
-fuzz_count(FuzzOutcome *outcomes, int *n, const char *why)
+fuzz_count(FuzzOutcome *outcomes, int *n, const char *why, bool past_header)
 {
 	size_t		len = strcspn(why, "0123456789(");
 
 	for (int i = 0; i < *n; i++)
-		if (strncmp(outcomes[i].why, why, len) == 0 && outcomes[i].why[len] == '\0')
+		if (strncmp(outcomes[i].why, why, len) == 0 && outcomes[i].why[len] == '\0' &&
+			outcomes[i].past_header == past_header)
 		{
 			outcomes[i].count++;
 			return;
@@ -159,13 +74,80 @@ fuzz_count(FuzzOutcome *outcomes, int *n, const char *why)
 	if (*n == FUZZ_MAX_OUTCOMES)
 		elog(ERROR, "more than %d outcomes", FUZZ_MAX_OUTCOMES);
 	outcomes[*n].why = pnstrdup(why, len);
+	outcomes[*n].past_header = past_header;
 	outcomes[*n].count = 1;
 	(*n)++;
 }
 
+/* Is this dump of the corpus of the current format (by its header)? */
+static bool
+fuzz_is_current(bytea *f)
+{
+	NgDumpHeader hdr;
+
+	if (VARSIZE_ANY_EXHDR(f) < sizeof(hdr))
+		return false;
+	memcpy(&hdr, VARDATA_ANY(f), sizeof(hdr));
+	return hdr.magic == NG_DUMP_MAGIC && hdr.format == NG_DUMP_FORMAT;
+}
+
+/*
+ * fuzz_pick
+ *		A dump of the corpus: of the current format 7 times in 8, when the
+ *		corpus has both kinds (files lists the ncurrent of the current
+ *		format first, then the others).
+ */
+static bytea *
+fuzz_pick(pg_prng_state *rng, bytea **files, int nfiles, int ncurrent)
+{
+	if (ncurrent > 0 && ncurrent < nfiles)
+	{
+		if (pg_prng_uint64_range(rng, 0, 7) != 0)
+			return files[pg_prng_uint64_range(rng, 0, ncurrent - 1)];
+		return files[pg_prng_uint64_range(rng, ncurrent, nfiles - 1)];
+	}
+	return files[pg_prng_uint64_range(rng, 0, nfiles - 1)];
+}
+
+/*
+ * fuzz_one
+ *		One mutated dump, built in buf from f (and o), checked by the
+ *		loader's code: its verdict (NULL: sound; allocated in the current
+ *		memory context) and *past_header.
+ */
+static const char *
+fuzz_one(pg_prng_state *rng, char *buf, size_t cap, NgFuzzDump *d, bytea *f,
+		 bytea *o, bool *past_header)
+{
+	size_t		len = VARSIZE_ANY_EXHDR(f);
+	int			nmut = (int) pg_prng_uint64_range(rng, 1, 4);
+	int			how = (int) pg_prng_uint64_range(rng, 0, 7);
+	char	   *input;
+	const char *why;
+
+	memcpy(buf, VARDATA_ANY(f), len);
+	for (int m = 0; m < nmut; m++)
+	{
+		if (how < 2)
+			ng_fuzz_mutate_raw(rng, buf, &len, cap, VARDATA_ANY(o), VARSIZE_ANY_EXHDR(o));
+		else
+			ng_fuzz_mutate_dump(rng, buf, &len, cap, d, VARDATA_ANY(o), VARSIZE_ANY_EXHDR(o));
+	}
+	if (how != 0)
+		ng_fuzz_fix_crc(buf, len);
+	/* exactly len bytes: a read past them is ASan's to see */
+	input = malloc(Max(len, 1));
+	if (input == NULL)
+		elog(ERROR, "out of memory");
+	memcpy(input, buf, len);
+	why = ng_persist_check_buffer(input, len, past_header);
+	free(input);
+	return why;
+}
+
 /*
  * pg_stat_statements_ng_fuzz_loader(corpus bytea[], iterations int8, seed
- * int8) RETURNS TABLE (outcome text, count int8)
+ * int8) RETURNS TABLE (outcome text, stage text, count int8)
  */
 Datum
 pg_stat_statements_ng_fuzz_loader(PG_FUNCTION_ARGS)
@@ -177,8 +159,11 @@ pg_stat_statements_ng_fuzz_loader(PG_FUNCTION_ARGS)
 	Datum	   *elems;
 	bool	   *nulls;
 	int			nfiles;
+	int			ncurrent = 0;
+	bytea	  **files;
 	size_t		cap = 0;
 	char	   *buf;
+	NgFuzzDump	d;
 	FuzzOutcome outcomes[FUZZ_MAX_OUTCOMES];
 	int			noutcomes = 0;
 	MemoryContext iter_cxt;
@@ -189,49 +174,50 @@ pg_stat_statements_ng_fuzz_loader(PG_FUNCTION_ARGS)
 					  &nfiles);
 	if (nfiles == 0)
 		elog(ERROR, "empty corpus");
-	for (int i = 0; i < nfiles; i++)
-		cap = Max(cap, VARSIZE_ANY_EXHDR(DatumGetPointer(elems[i])));
+	/* the dumps of the current format first, then the others */
+	files = palloc(nfiles * sizeof(bytea *));
+	for (int pass = 0, n = 0; pass < 2; pass++)
+		for (int i = 0; i < nfiles; i++)
+		{
+			bytea	   *f = DatumGetByteaPP(elems[i]);
+
+			if (fuzz_is_current(f) != (pass == 0))
+				continue;
+			files[n++] = f;
+			ncurrent += (pass == 0);
+			cap = Max(cap, VARSIZE_ANY_EXHDR(f));
+		}
 	cap = cap * 2 + 4096;
 	buf = palloc(cap);
+	d.max_entries = cap / sizeof(NgDumpEntry);
+	d.entry_at = palloc((d.max_entries + 1) * sizeof(size_t));
 	iter_cxt = AllocSetContextCreate(CurrentMemoryContext, "loader fuzz",
 									 ALLOCSET_DEFAULT_SIZES);
 
 	for (int64 it = 0; it < iterations; it++)
 	{
-		bytea	   *f = DatumGetByteaPP(elems[pg_prng_uint64_range(&rng, 0, nfiles - 1)]);
-		bytea	   *o = DatumGetByteaPP(elems[pg_prng_uint64_range(&rng, 0, nfiles - 1)]);
-		size_t		len = VARSIZE_ANY_EXHDR(f);
-		int			nmut = (int) pg_prng_uint64_range(&rng, 1, 4);
-		char	   *input;
-		const char *why;
+		bytea	   *f = fuzz_pick(&rng, files, nfiles, ncurrent);
+		bytea	   *o = fuzz_pick(&rng, files, nfiles, ncurrent);
 		MemoryContext old;
+		const char *why;
+		bool		past_header;
 
 		CHECK_FOR_INTERRUPTS();
-		memcpy(buf, VARDATA_ANY(f), len);
-		for (int m = 0; m < nmut; m++)
-			fuzz_mutate(&rng, buf, &len, cap, VARDATA_ANY(o), VARSIZE_ANY_EXHDR(o));
-		if (pg_prng_bool(&rng))
-			fuzz_fix_crc(buf, len);
-		/* exactly len bytes: a read past them is ASan's to see */
-		input = malloc(Max(len, 1));
-		if (input == NULL)
-			elog(ERROR, "out of memory");
-		memcpy(input, buf, len);
 		old = MemoryContextSwitchTo(iter_cxt);
-		why = ng_persist_check_buffer(input, len);
+		why = fuzz_one(&rng, buf, cap, &d, f, o, &past_header);
 		MemoryContextSwitchTo(old);
-		fuzz_count(outcomes, &noutcomes, why ? why : "sound");
-		free(input);
+		fuzz_count(outcomes, &noutcomes, why ? why : "sound", past_header);
 		MemoryContextReset(iter_cxt);
 	}
 
 	for (int i = 0; i < noutcomes; i++)
 	{
-		Datum		values[2];
-		bool		isnull[2] = {false, false};
+		Datum		values[3];
+		bool		isnull[3] = {false, false, false};
 
 		values[0] = CStringGetTextDatum(outcomes[i].why);
-		values[1] = Int64GetDatum(outcomes[i].count);
+		values[1] = CStringGetTextDatum(outcomes[i].past_header ? "entries" : "header");
+		values[2] = Int64GetDatum(outcomes[i].count);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, isnull);
 	}
 	MemoryContextDelete(iter_cxt);

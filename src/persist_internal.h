@@ -17,6 +17,7 @@
 #include "port/pg_crc32c.h"
 
 #include "counters.h"
+#include "entry_errors.h"
 #include "hist.h"
 #include "shmem.h"
 
@@ -28,7 +29,9 @@
 /*
  * The format version names one layout of the header and of the entries'
  * fixed part; any change to NgDumpHeader, NgSharedStats, NgDumpEntry (but
- * NgCounters, whose size the header carries) needs a new one.
+ * NgCounters, whose size the header carries) needs a new one, and the
+ * loader fuzzer's corpus written again (fuzz/make-loader-corpus.sh; the
+ * fuzz mode fails on a corpus of another format).
  *   1: first layout (96-byte header)
  *   2: NgSharedStats gained unadmitted_calls (104-byte header), entries
  *	    text_stored_at
@@ -38,8 +41,12 @@
  *   5: NgSharedStats gained admissions_refused; the header names the
  *      file written in contrib's format beside it (persist_contrib.c), in
  *      16 bytes before the entry count (136-byte header)
+ *   6: failures by SQLSTATE after the entries: NgDumpErrorsHead, then
+ *      its count of NgDumpErrors.  The loader also reads format 5 (the
+ *      same file without them).
  */
-#define NG_DUMP_FORMAT		5
+#define NG_DUMP_FORMAT		6
+#define NG_DUMP_FORMAT_OLDEST	5
 
 /* The fixed part at the head of the file */
 typedef struct NgDumpHeader
@@ -73,6 +80,20 @@ typedef struct NgDumpEntry
 	int32		text_len;		/* -1: no text */
 	uint32		hist_mask;
 } NgDumpEntry;
+
+/* Format 6: what follows the entries (entry_errors.h) */
+typedef struct NgDumpErrorsHead
+{
+	int64		sqlstates_lost; /* the info figure */
+	uint64		nerrors;		/* NgDumpErrors that follow */
+}			NgDumpErrorsHead;
+
+/* one entry's failures by SQLSTATE (a zero queryid: padding) */
+typedef struct NgDumpErrors
+{
+	NgKey		key;
+	NgErrorCount counts[NG_ERROR_SQLSTATES + 1];
+}			NgDumpErrors;
 
 /* The loader reads a dump in pieces of this size */
 #define NG_DUMP_READ_CHUNK	(64 * 1024)
@@ -108,7 +129,31 @@ extern void ng_persist_dump(void);
 /* persist_read.c: validate and restore the file (the keeper, at startup) */
 extern int64 ng_persist_load_file(void);
 #ifdef USE_ASSERT_CHECKING
-extern const char *ng_persist_check_buffer(const char *data, size_t size);
+#include "common/pg_prng.h"
+
+extern const char *ng_persist_check_buffer(const char *data, size_t size,
+										   bool *past_header);
+#endif
+
+#ifdef USE_ASSERT_CHECKING
+/*
+ * persist_fuzz_mutate.c: the loader fuzzer's mutations (assertion builds).
+ * Where the entries of a dump of the current format lie: the offset of
+ * each entry's fixed part, and of the CRC trailer after the last.
+ */
+typedef struct NgFuzzDump
+{
+	uint64		nentries;
+	size_t	   *entry_at;		/* nentries + 1 offsets */
+	size_t		max_entries;	/* room in entry_at, but one */
+} NgFuzzDump;
+
+extern void ng_fuzz_mutate_raw(pg_prng_state *rng, char *buf, size_t *len,
+							   size_t cap, const char *other, size_t other_len);
+extern void ng_fuzz_mutate_dump(pg_prng_state *rng, char *buf, size_t *len,
+								size_t cap, NgFuzzDump *d, const char *other,
+								size_t other_len);
+extern void ng_fuzz_fix_crc(char *buf, size_t len);
 #endif
 
 /* persist_restore.c: validated rows into the table (the keeper, at startup) */
@@ -116,6 +161,8 @@ extern void ng_persist_restore_begin(void);
 extern bool ng_persist_restore_entry(const NgDumpEntry *de, const uint64 *hist,
 									 const char *qtext);
 extern bool ng_persist_restore_voided(void);
+extern void ng_persist_restore_errors(const NgDumpErrors * de);
+extern void ng_persist_restore_errors_lost(int64 lost);
 extern void ng_persist_merge_stats(const NgSharedStats *saved);
 
 #pragma GCC visibility pop

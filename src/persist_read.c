@@ -108,6 +108,77 @@ persist_check_entry(NgDumpReader *r, NgDumpEntry *de, uint64 *hist,
 	return NULL;
 }
 
+/*
+ * persist_check_errors
+ *		Read one entry's failures by SQLSTATE (format 6) into de, checking
+ *		them: a key, counts that are not negative, SQLSTATEs as errcode()
+ *		packs them (30 bits; 0 only for a row without failures and for the
+ *		row of the rest, the last), times a timestamptz can show.  Returns
+ *		NULL if they are fine, else why not.
+ */
+static const char *
+persist_check_errors(NgDumpReader *r, NgDumpErrors * de)
+{
+	if (!ng_dump_read(r, de, sizeof(*de), NULL))
+		return "truncated SQLSTATE counts";
+	if (*(const uint8 *) &de->key.toplevel > 1)
+		return "invalid key of SQLSTATE counts";
+	for (int i = 0; i <= NG_ERROR_SQLSTATES; i++)
+	{
+		const NgErrorCount *c = &de->counts[i];
+
+		if (c->errors < 0 || c->sqlstate < 0 || c->sqlstate >= (1 << 30) ||
+			(c->sqlstate == 0 && c->errors > 0 && i < NG_ERROR_SQLSTATES) ||
+			(c->sqlstate != 0 && i == NG_ERROR_SQLSTATES) ||
+			!persist_valid_time(c->last_error_at))
+			return "invalid SQLSTATE counts";
+	}
+	return NULL;
+}
+
+/*
+ * persist_errors_head
+ *		Read and check what follows the entries in format 6: the head of the
+ *		failures by SQLSTATE, into *head.  A format 5 file has none (*head
+ *		zeroed).  Returns NULL if it is fine, else why not.
+ */
+static const char *
+persist_errors_head(NgDumpReader *r, const NgDumpHeader *hdr,
+					NgDumpErrorsHead * head)
+{
+	memset(head, 0, sizeof(*head));
+	if (hdr->format < 6)
+		return NULL;
+	if (!ng_dump_read(r, head, sizeof(*head), NULL))
+		return "truncated SQLSTATE counts";
+	if (head->sqlstates_lost < 0)
+		return "invalid SQLSTATE counts";
+	if (head->nerrors > r->left / sizeof(NgDumpErrors))
+		return "SQLSTATE count exceeds the file";
+	return NULL;
+}
+
+/*
+ * persist_check_errors_all
+ *		The first pass's check of what follows the entries: every entry's
+ *		failures by SQLSTATE (format 6).  NULL if they are fine, else why
+ *		not.
+ */
+static const char *
+persist_check_errors_all(NgDumpReader *r, const NgDumpHeader *hdr)
+{
+	NgDumpErrorsHead head;
+	const char *why = persist_errors_head(r, hdr, &head);
+
+	for (uint64 i = 0; why == NULL && i < head.nerrors; i++)
+	{
+		NgDumpErrors de;
+
+		why = persist_check_errors(r, &de);
+	}
+	return why;
+}
+
 static void
 persist_reject(const char *why)
 {
@@ -129,7 +200,9 @@ persist_max_file_size(void)
 
 	return sizeof(NgDumpHeader) +
 		rows * (sizeof(NgDumpEntry) + ng_hist_groups_size(PG_UINT32_MAX)) +
-		(uint64) ng_query_text_memory_kb * 1024 + sizeof(pg_crc32c);
+		(uint64) ng_query_text_memory_kb * 1024 +
+		sizeof(NgDumpErrorsHead) + rows * sizeof(NgDumpErrors) +
+		sizeof(pg_crc32c);
 }
 
 /*
@@ -152,20 +225,27 @@ persist_check_size(uint64 size, uint64 max_size)
  * persist_validate
  *		First pass over the file: the header, every entry, and the CRC of the
  *		whole, which decides when it fails.  Returns NULL if the file is
- *		sound, else why not; *hdr gets the header.
+ *		sound, else why not; *hdr gets the header.  *past_header (if not
+ *		NULL) says whether the header and the CRC were sound, so that the
+ *		verdict is the entries' (the fuzz entry point counts these).
  */
 static const char *
-persist_validate(NgDumpReader *r, NgDumpHeader *hdr)
+persist_validate(NgDumpReader *r, NgDumpHeader *hdr, bool *past_header)
 {
 	const char *why = NULL;
+	bool		header_ok;
 	pg_crc32c	stored_crc;
+
+	if (past_header != NULL)
+		*past_header = false;
 
 	if (!ng_dump_read(r, hdr, sizeof(*hdr), NULL))
 		why = "truncated header";
 	else if (hdr->magic != NG_DUMP_MAGIC)
 		why = "not a pg_stat_statements_ng file";
-	else if (hdr->format != NG_DUMP_FORMAT)
-		why = psprintf("format version %u, expected %u", hdr->format, NG_DUMP_FORMAT);
+	else if (hdr->format < NG_DUMP_FORMAT_OLDEST || hdr->format > NG_DUMP_FORMAT)
+		why = psprintf("format version %u, expected %u to %u", hdr->format,
+					   NG_DUMP_FORMAT_OLDEST, NG_DUMP_FORMAT);
 	else if (hdr->pg_major != PG_VERSION_NUM / 100)
 		why = psprintf("written by PostgreSQL major %u, this is %u",
 					   hdr->pg_major, PG_VERSION_NUM / 100);
@@ -176,6 +256,7 @@ persist_validate(NgDumpReader *r, NgDumpHeader *hdr)
 		why = "invalid timestamp in the header";
 	else if (hdr->nentries > r->left / sizeof(NgDumpEntry))
 		why = "entry count exceeds the file";
+	header_ok = (why == NULL);
 
 	for (uint64 i = 0; why == NULL && i < hdr->nentries; i++)
 	{
@@ -184,6 +265,8 @@ persist_validate(NgDumpReader *r, NgDumpHeader *hdr)
 
 		why = persist_check_entry(r, &de, hist, NULL);
 	}
+	if (why == NULL)
+		why = persist_check_errors_all(r, hdr);
 	if (why == NULL && r->left != 0)
 		why = "trailing bytes after the entries";
 
@@ -194,6 +277,8 @@ persist_validate(NgDumpReader *r, NgDumpHeader *hdr)
 	FIN_CRC32C(r->crc);
 	if (!EQ_CRC32C(r->crc, stored_crc))
 		return "checksum mismatch";
+	if (past_header != NULL)
+		*past_header = header_ok;
 	return why;
 }
 
@@ -237,6 +322,35 @@ persist_restore_entries(NgDumpReader *r, uint64 nentries, int64 *restored)
 		if (ng_persist_restore_voided())
 			break;
 	}
+	return why;
+}
+
+/*
+ * persist_restore_errors
+ *		The second pass, after the entries: restore the failures by
+ *		SQLSTATE (format 6), checking each again as it is read.  Returns
+ *		NULL, or why the file could not be read to the end.
+ */
+static const char *
+persist_restore_errors(NgDumpReader *r, const NgDumpHeader *hdr)
+{
+	NgDumpErrorsHead head;
+	const char *why = persist_errors_head(r, hdr, &head);
+
+	if (why == NULL)
+		ng_persist_restore_errors_lost(head.sqlstates_lost);
+	for (uint64 i = 0; why == NULL && i < head.nerrors; i++)
+	{
+		NgDumpErrors de;
+
+		why = persist_check_errors(r, &de);
+		if (why == NULL)
+			ng_persist_restore_errors(&de);
+		if (ng_persist_restore_voided())
+			break;
+	}
+	if (why != NULL && r->io_error)
+		why = "could not read the file";
 	return why;
 }
 
@@ -293,7 +407,7 @@ ng_persist_load_file(void)
 	if (!ng_dump_reader_start(&r, (size_t) st.st_size))
 		why = "could not read the file";
 	else
-		why = persist_validate(&r, &hdr);
+		why = persist_validate(&r, &hdr, NULL);
 	if (why != NULL)
 		goto out;
 
@@ -307,6 +421,8 @@ ng_persist_load_file(void)
 	restored = 0;
 	ng_persist_restore_begin();
 	why = persist_restore_entries(&r, hdr.nentries, &restored);
+	if (why == NULL && !ng_persist_restore_voided())
+		why = persist_restore_errors(&r, &hdr);
 	if (!ng_persist_restore_voided())
 		ng_persist_merge_stats(&hdr.stats);
 	if (ng_persist_restore_voided())
@@ -331,11 +447,13 @@ out:
  *		dump in memory (size bytes at data) checked as ng_persist_load_file
  *		checks a file of that size: its size, the first pass, and the
  *		second pass's checks of each entry with its text, restoring
- *		nothing.  Returns NULL if it is sound, else why not.  Allocates in
- *		the current memory context; takes no lock.
+ *		nothing.  Returns NULL if it is sound, else why not; *past_header
+ *		says whether the header and the CRC were sound (the verdict is then
+ *		the entries').  Allocates in the current memory context; takes no
+ *		lock.
  */
 const char *
-ng_persist_check_buffer(const char *data, size_t size)
+ng_persist_check_buffer(const char *data, size_t size, bool *past_header)
 {
 	NgDumpReader r = {0};
 	NgDumpHeader hdr;
@@ -343,6 +461,7 @@ ng_persist_check_buffer(const char *data, size_t size)
 
 	r.fd = -1;
 	r.mem = data;
+	*past_header = false;
 	why = persist_check_size(size, persist_max_file_size());
 	if (why != NULL)
 		return why;
@@ -350,7 +469,7 @@ ng_persist_check_buffer(const char *data, size_t size)
 	if (!ng_dump_reader_start(&r, size))
 		why = "could not read the file";
 	else
-		why = persist_validate(&r, &hdr);
+		why = persist_validate(&r, &hdr, past_header);
 	if (why == NULL && (!ng_dump_reader_start(&r, size) ||
 						!ng_dump_read(&r, &hdr, sizeof(hdr), NULL)))
 		why = "could not read the file";
@@ -364,6 +483,8 @@ ng_persist_check_buffer(const char *data, size_t size)
 		if (qtext != NULL)
 			pfree(qtext);
 	}
+	if (why == NULL)
+		why = persist_check_errors_all(&r, &hdr);
 	pfree(r.buf);
 	return why;
 }

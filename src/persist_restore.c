@@ -11,18 +11,22 @@
  * files, only of the table.
  *
  * Locking: a row is inserted or merged with its partition lock held
- * exclusively, one partition at a time; allocations (the entry, its text,
- * histogram spares) are made before the lock is taken.  The info figures
+ * exclusively, one partition at a time, and so are its failures by
+ * SQLSTATE; allocations (the entry, its text, histogram spares, a block
+ * of SQLSTATEs) are made before the lock is taken.  The info figures
  * are added under ng_shared->mutex.  Callers hold no lock of ours.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "alloc.h"
 #include "counters.h"
+#include "entry_errors.h"
 #include "entry_hist.h"
 #include "evict.h"
 #include "hist.h"
+#include "history.h"
 #include "persist_internal.h"
 #include "qtext.h"
 #include "shmem.h"
@@ -159,11 +163,72 @@ ng_persist_restore_entry(const NgDumpEntry *de, const uint64 *hist,
 	LWLockRelease(part->lock);
 	ng_entry_prepared_release();
 
+	if (DsaPointerIsValid(dp))
+	{
+		NgHistView	view = {de->hist_mask, hist};
+
+		/* counted before this run: in no window of the history */
+		ng_history_keeper_restored(&de->key, &de->counters, view);
+	}
 	if (!DsaPointerIsValid(dp) || found)
 		ng_entry_unreserve();
 	if (DsaPointerIsValid(tdp))
 		ng_qtext_free(tdp, de->text_len);
 	return DsaPointerIsValid(dp);
+}
+
+/*
+ * ng_persist_restore_errors
+ *		Add one saved entry's failures by SQLSTATE to its entry, restored
+ *		before them (ng_persist_restore_entry), after the SQLSTATEs backends
+ *		counted meanwhile (those the entry's block has no room for go to the
+ *		row of the rest).  Those of an entry that is not in the table (not
+ *		put back), or that get no block, are counted in sqlstates_lost,
+ *		unless a full reset voided the restore.  Caller: the keeper, holding
+ *		no lock of ours.
+ */
+void
+ng_persist_restore_errors(const NgDumpErrors * de)
+{
+	uint32		hash = ng_key_hash(&de->key);
+	NgSharedPartition *part = ng_partition(hash);
+	dsa_pointer spare;
+	dsa_pointer dp;
+	NgSharedEntry *entry;
+	int64		lost = 0;
+
+	if (de->key.queryid == 0)
+		return;					/* padding of a dump that shrank */
+	spare = ng_dsa_allocate(sizeof(NgEntryErrors), 0);
+	LWLockAcquire(part->lock, LW_EXCLUSIVE);
+	restore_voided = (ng_shared->stats_generation != restore_stats_generation);
+	entry = restore_voided ? NULL :
+		ng_entry_lookup(part, &de->key, hash, &dp);
+	for (int i = 0; i <= NG_ERROR_SQLSTATES && !restore_voided; i++)
+	{
+		if (de->counts[i].errors == 0)
+			continue;
+		if (entry == NULL ||
+			!ng_entry_errors_add(part, entry, dp, &de->counts[i], &spare))
+			lost += de->counts[i].errors;
+	}
+	LWLockRelease(part->lock);
+	if (DsaPointerIsValid(spare))
+		dsa_free(ng_area, spare);
+	if (lost > 0)
+		ng_entry_errors_lost(lost);
+}
+
+/*
+ * ng_persist_restore_errors_lost
+ *		Add the saved sqlstates_lost to what was counted since the start,
+ *		unless a full reset voided the restore.
+ */
+void
+ng_persist_restore_errors_lost(int64 lost)
+{
+	if (lost > 0 && ng_shared->stats_generation == restore_stats_generation)
+		ng_entry_errors_lost(lost);
 }
 
 /* start a restore: as shared memory was made, a full reset since voids it */

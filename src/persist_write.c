@@ -139,6 +139,58 @@ dump_write_rows(DumpWriter *w, uint64 count)
 }
 
 /*
+ * dump_write_errors
+ *		Write the failures by SQLSTATE (format 6): the lost figure and the
+ *		blocks of every partition, counted first; blocks made since the
+ *		count are left out, and the count is padded with empty ones if some
+ *		went meanwhile.  Each partition's blocks are copied under its lock,
+ *		shared (ng_entry_errors_copy).
+ */
+static void
+dump_write_errors(DumpWriter *w)
+{
+	NgDumpErrorsHead head;
+	int			room = 64;
+	NgEntryErrors *buf = palloc(sizeof(NgEntryErrors) * room);
+	uint64		written = 0;
+
+	head.sqlstates_lost = (int64) pg_atomic_read_u64(&ng_shared->sqlstates_lost);
+	head.nerrors = 0;
+	for (int p = 0; p < NG_NUM_PARTITIONS; p++)
+		head.nerrors += ng_entry_errors_copy(p, NULL, 0);
+	dump_write(w, &head, sizeof(head));
+	for (int p = 0; p < NG_NUM_PARTITIONS && !w->failed; p++)
+	{
+		int			n = ng_entry_errors_copy(p, buf, room);
+
+		if (n > room)
+		{
+			room = n * 2;
+			buf = repalloc(buf, sizeof(NgEntryErrors) * room);
+			p--;				/* copy this partition again */
+			continue;
+		}
+		for (int i = 0; i < n && written < head.nerrors; i++, written++)
+		{
+			NgDumpErrors de;
+
+			memset(&de, 0, sizeof(de));
+			de.key = buf[i].key;
+			memcpy(de.counts, buf[i].counts, sizeof(de.counts));
+			dump_write(w, &de, sizeof(de));
+		}
+	}
+	for (; written < head.nerrors && !w->failed; written++)
+	{
+		NgDumpErrors de;
+
+		memset(&de, 0, sizeof(de));
+		dump_write(w, &de, sizeof(de));
+	}
+	pfree(buf);
+}
+
+/*
  * dump_clear_path
  *		Make sure nothing but a regular file (or nothing) is at path: a
  *		FIFO, a socket, a device, a symbolic link or an empty directory is
@@ -224,8 +276,8 @@ ng_persist_dump(void)
 	 */
 	hdr.nentries = dump_count_rows();
 	dump_write(&w, &hdr, sizeof(hdr));
-
 	dump_write_rows(&w, hdr.nentries);
+	dump_write_errors(&w);		/* format 6: after the entries */
 
 	FIN_CRC32C(w.crc);
 	if (!w.failed && fwrite(&w.crc, 1, sizeof(w.crc), w.file) != sizeof(w.crc))

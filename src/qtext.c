@@ -555,6 +555,32 @@ ng_qtext_note_dropped(void)
 }
 
 /*
+ * ng_qtext_stamp
+ *		The text_stored_at of a text being stored now: the time, or one
+ *		microsecond after the last stamp given, whichever is later, so that
+ *		no two texts stored in a run have the same stamp, and a run's stamps
+ *		are above those of the runs before it (while the clock does not go
+ *		back).  A collector tells the texts of one key apart by it: an entry
+ *		re-created after an eviction or a reset, or given its text later,
+ *		has a text with a new stamp (README, texts once).  A compare-and-swap
+ *		on text_stamp; safe under a partition lock (no allocation, no ERROR).
+ */
+TimestampTz
+ng_qtext_stamp(void)
+{
+	uint64		now = (uint64) Max(GetCurrentTimestamp(), 1);
+	uint64		last = pg_atomic_read_u64(&ng_shared->text_stamp);
+	uint64		next;
+
+	do
+	{
+		next = Max(now, last + 1);
+	} while (!pg_atomic_compare_exchange_u64(&ng_shared->text_stamp, &last,
+											 next));
+	return (TimestampTz) next;
+}
+
+/*
  * ng_qtext_free
  *		Free a stored text of length len, and its header.
  */

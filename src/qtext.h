@@ -7,10 +7,10 @@
  * Promises: a text is stored only normalized (constants as $n), or not at
  * all; text memory stays within query_text_memory (text_bytes).
  * Locks: ng_qtext_prepare and ng_qtext_store: no partition lock held
- * (ng_qtext_store allocates).  ng_qtext_free, ng_qtext_note_dropped: any
- * partition lock may be held.  ng_qtext_text, ng_qtext_fingerprint: the
- * lock of the partition whose entry holds the text, any mode (a text is
- * freed only under it, exclusive).
+ * (ng_qtext_store allocates).  ng_qtext_free, ng_qtext_note_dropped,
+ * ng_qtext_stamp: any partition lock may be held.  ng_qtext_text,
+ * ng_qtext_fingerprint: the lock of the partition whose entry holds the
+ * text, any mode (a text is freed only under it, exclusive).
  *
  *-------------------------------------------------------------------------
  */
@@ -41,6 +41,7 @@ extern char *ng_qtext_prepare(const NgTextSource *src, int *len);
 extern dsa_pointer ng_qtext_store(const char *qtext, int len);
 extern void ng_qtext_note_dropped(void);
 extern void ng_qtext_free(dsa_pointer qtext, int len);
+extern TimestampTz ng_qtext_stamp(void);
 
 /*
  * A stored text is a header, then the text and its terminator.  The header

@@ -8,8 +8,9 @@
  * exactness is decided; the SQL functions and the dump read through it.
  *
  * Reading.  Partition by partition: take the partition lock in shared mode,
- * copy every backend slot that counts for the partition (found through each
- * backend's partition map, copied with the change-count protocol), then go
+ * copy every backend slot that counts for the partition (found through the
+ * partition masks of the processes, then the partition map of each process
+ * whose mask has the partition, copied with the change-count protocol), then go
  * through the partition's entries, handing each one, with the slots that
  * add to it, to the caller's row callback, then the slots that have no
  * entry, and release the lock.  Holding the lock in shared mode keeps every
@@ -182,20 +183,26 @@ chain_slots(NgReadScratch *s)
  *		Copy every slot that may count for partition p into the scratch,
  *		under the partition lock: in use, still for p, and, if unbound,
  *		counted since the partition's last reset and not empty.  Whether a
- *		bound slot's entry is still there is decided with the entries.
+ *		bound slot's entry is still there is decided with the entries.  Only
+ *		the areas of processes whose partition mask has p are looked at
+ *		(slots.h), so that a read costs the same whatever max_connections.
  */
 static NgReadResult
 copy_slots(int p, NgSharedPartition *part, NgReadScratch *s, bool skip_busy,
 		   int *skipped)
 {
 	int			nprocs = ng_store_num_slot_procs();
+	volatile uint32 *masks = ng_slots_partition_masks();
 
 	s->nslots = 0;
 	s->ncells = 0;
 	for (int proc = 0; proc < nprocs; proc++)
 	{
-		NgBackendSlots *area = ng_slots_of_proc(proc);
+		NgBackendSlots *area;
 
+		if ((masks[proc] & NG_PARTITION_BIT(p)) == 0)
+			continue;			/* no slot of proc counts for p */
+		area = ng_slots_of_proc(proc);
 		for (int i = 0; i < (int) area->nslots; i++)
 		{
 			NgSlot	   *copy = &s->slots[s->nslots];

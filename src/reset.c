@@ -60,12 +60,16 @@ static bool
 reset_voids_unbound(int p, Oid userid, Oid dbid, uint64 queryid)
 {
 	int			nprocs = ng_store_num_slot_procs();
+	volatile uint32 *masks = ng_slots_partition_masks();
 	NgSlot		copy;
 
 	for (int proc = 0; proc < nprocs; proc++)
 	{
-		NgBackendSlots *area = ng_slots_of_proc(proc);
+		NgBackendSlots *area;
 
+		if ((masks[proc] & NG_PARTITION_BIT(p)) == 0)
+			continue;			/* no slot of proc counts for p (slots.h) */
+		area = ng_slots_of_proc(proc);
 		for (int i = 0; i < (int) area->nslots; i++)
 		{
 			if (area->partition_of[i] != p)
@@ -149,6 +153,15 @@ reset_partition(NgSharedPartition *part, Oid userid, Oid dbid, uint64 queryid,
 		part->text_epoch++;
 }
 
+/* a reset stopped between a void and the history's copy (tests) */
+static inline void
+reset_stall(const NgSharedPartition *part, uint32 old_generation)
+{
+	if (part->generation != old_generation &&
+		NG_DEBUG_FAULT(NG_FAULT_STALL_RESET))
+		ng_debug_stall();
+}
+
 /*
  * ng_store_reset
  *		pg_stat_statements_reset semantics: remove the entries matching the
@@ -186,6 +199,7 @@ ng_store_reset(Oid userid, Oid dbid, uint64 queryid, bool minmax_only)
 
 			reset_partition(&ng_shared->partitions[i], userid, dbid, queryid,
 							false, now, cap);
+			reset_stall(&ng_shared->partitions[i], generation);
 			ng_history_capture_slots(cap, i, generation);
 		}
 		SpinLockAcquire(&ng_shared->mutex);
@@ -195,6 +209,7 @@ ng_store_reset(Oid userid, Oid dbid, uint64 queryid, bool minmax_only)
 		ng_shared->stats_generation++;
 		SpinLockRelease(&ng_shared->mutex);
 		pg_atomic_write_u32(&ng_shared->losses_logged, 0);
+		pg_atomic_write_u64(&ng_shared->sqlstates_lost, 0);
 		/* the table is empty: the admission filter waits for it to fill */
 		pg_atomic_write_u32(&ng_shared->admit_after_eviction, 0);
 		for (int i = NG_NUM_PARTITIONS - 1; i >= 0; i--)
@@ -210,6 +225,7 @@ ng_store_reset(Oid userid, Oid dbid, uint64 queryid, bool minmax_only)
 			LWLockAcquire(part->lock, LW_EXCLUSIVE);
 			generation = part->generation;
 			reset_partition(part, userid, dbid, queryid, minmax_only, now, cap);
+			reset_stall(part, generation);
 			ng_history_capture_slots(cap, i, generation);
 			LWLockRelease(part->lock);
 		}

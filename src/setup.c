@@ -68,6 +68,7 @@ ng_store_init_shmem(void)
 		pg_atomic_init_u32(&ng_shared->entry_count, 0);
 		pg_atomic_init_u32(&ng_shared->admit_after_eviction, 0);
 		pg_atomic_init_u64(&ng_shared->text_bytes, 0);
+		pg_atomic_init_u64(&ng_shared->text_stamp, 0);
 		pg_atomic_init_u32(&ng_shared->clock_partition, 0);
 		pg_atomic_init_u32(&ng_shared->losses_logged, 0);
 
@@ -81,6 +82,7 @@ ng_store_init_shmem(void)
 						   (uint64) Max(GetCurrentTimestamp(), 1));
 		pg_atomic_init_u64(&ng_shared->folds, 0);
 		pg_atomic_init_u64(&ng_shared->hist_bytes, 0);
+		pg_atomic_init_u64(&ng_shared->sqlstates_lost, 0);
 		pg_atomic_init_u32(&ng_shared->dsa_capped, 0);
 		pg_atomic_init_u64(&ng_shared->dsa_retry_at, 0);
 		for (int i = 0; i < NG_ADMIT_CELLS; i++)
@@ -95,6 +97,7 @@ ng_store_init_shmem(void)
 			part->buckets = InvalidDsaPointer;
 			part->history_evicted = InvalidDsaPointer;
 			part->history_departed = InvalidDsaPointer;
+			part->errors = InvalidDsaPointer;
 		}
 
 		ng_shared->dsa_tranche = ng_new_tranche_id_compat(NG_NAME "_dsa");

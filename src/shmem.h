@@ -33,6 +33,9 @@
 /* Partitions of the shared table: a power of two */
 #define NG_NUM_PARTITIONS		32
 
+/* partition p's bit in a mask of partitions (slots.h: at most 32 of them) */
+#define NG_PARTITION_BIT(p)		((uint32) 1 << (p))
+
 /*
  * Cells of the admission filter (slots_entry.c): a power of two.  4 bytes
  * each, 64 kB in all, a whole number of cache lines.
@@ -96,7 +99,9 @@ typedef struct NgSharedPartition
 	 */
 	dsa_pointer history_evicted;
 	dsa_pointer history_departed;
-	char		pad_write[PG_CACHE_LINE_SIZE - 3 * sizeof(dsa_pointer) - 4 * sizeof(uint32)];
+	/* lock: the entries' blocks of failures by SQLSTATE (entry_errors.h) */
+	dsa_pointer errors;
+	char		pad_write[PG_CACHE_LINE_SIZE - 4 * sizeof(dsa_pointer) - 4 * sizeof(uint32)];
 } NgSharedPartition;
 
 StaticAssertDecl(sizeof(NgSharedPartition) == 2 * PG_CACHE_LINE_SIZE,
@@ -166,6 +171,8 @@ typedef struct NgSharedState
 											 * admission filter works a batch
 											 * below max from then */
 	pg_atomic_uint64 text_bytes;	/* DSA bytes held by texts */
+	pg_atomic_uint64 text_stamp;	/* the last text_stored_at given (qtext.c,
+									 * ng_qtext_stamp) */
 	pg_atomic_uint32 clock_partition;	/* eviction: next partition */
 	pg_atomic_uint32 losses_logged; /* NgLoss bits already logged */
 	pg_atomic_uint64 hist_bytes;	/* DSA bytes held by entries' histogram
@@ -181,6 +188,8 @@ typedef struct NgSharedState
 	pg_atomic_uint32 keeper_ran;	/* 1: a keeper dealt with the saved file */
 	pg_atomic_uint64 keeper_retry_at;	/* TimestampTz: next retry, at most */
 	pg_atomic_uint64 keeper_start_failures; /* absences, for the info view */
+	pg_atomic_uint64 sqlstates_lost;	/* failures whose SQLSTATE was not
+										 * kept (entry_errors.c) */
 	slock_t		mutex;			/* protects stats */
 	NgSharedStats stats;
 	/* the DSA area's first segment follows, then the slot areas */

@@ -40,7 +40,20 @@
  *
  * Each area starts on a cache line of its own (the areas' base is
  * cache-line aligned, shmem.c), so that no two processes write one line.
+ *
+ * Before the areas, one array of every process's partition mask (slots.h):
+ * a read tests it for each process and partition, so it is dense (a few
+ * cache lines per hundred processes) rather than spread over the areas.
  */
+StaticAssertDecl(NG_NUM_PARTITIONS <= 32,
+				 "a partition mask has one bit per partition");
+
+static Size
+slots_masks_size(void)
+{
+	return CACHELINEALIGN(mul_size(sizeof(uint32), ng_store_num_slot_procs()));
+}
+
 static int
 slots_other_nslots(void)
 {
@@ -79,17 +92,27 @@ slots_area_size(int nslots)
 }
 
 /*
- * ng_slots_shmem_size
- *		Main shared memory for the slot areas of all processes.
+ * ng_slots_areas_size
+ *		The slot areas of all processes (the info view's slots_memory).
  */
 Size
-ng_slots_shmem_size(void)
+ng_slots_areas_size(void)
 {
 	int			nclient = slots_num_client_procs();
 
 	return add_size(mul_size(slots_area_size(ng_slots_per_backend), nclient),
 					mul_size(slots_area_size(slots_other_nslots()),
 							 ng_store_num_slot_procs() - nclient));
+}
+
+/*
+ * ng_slots_shmem_size
+ *		Main shared memory for the partition masks and the slot areas.
+ */
+Size
+ng_slots_shmem_size(void)
+{
+	return add_size(slots_masks_size(), ng_slots_areas_size());
 }
 
 /*
@@ -119,14 +142,25 @@ NgBackendSlots *
 ng_slots_of_proc(int procno)
 {
 	int			nclient = slots_num_client_procs();
-	Size		offset;
+	Size		offset = slots_masks_size();
 
 	if (procno < nclient)
-		offset = (Size) procno * slots_area_size(ng_slots_per_backend);
+		offset += (Size) procno * slots_area_size(ng_slots_per_backend);
 	else
-		offset = (Size) nclient * slots_area_size(ng_slots_per_backend) +
+		offset += (Size) nclient * slots_area_size(ng_slots_per_backend) +
 			(Size) (procno - nclient) * slots_area_size(slots_other_nslots());
 	return (NgBackendSlots *) (ng_store_slot_area_base() + offset);
+}
+
+/*
+ * ng_slots_partition_masks
+ *		Every process's partition mask, by process number (slots.h).  A
+ *		process writes its own only; anyone reads them, without a lock.
+ */
+volatile uint32 *
+ng_slots_partition_masks(void)
+{
+	return (volatile uint32 *) ng_store_slot_area_base();
 }
 
 NgSlot *
@@ -143,6 +177,7 @@ ng_slot_at(NgBackendSlots *area, int index)
 void
 ng_slots_init_shmem(char *base)
 {
+	memset(ng_store_slot_area_base(), 0, slots_masks_size());
 	for (int p = 0; p < ng_store_num_slot_procs(); p++)
 	{
 		NgBackendSlots *area = ng_slots_of_proc(p);

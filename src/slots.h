@@ -131,7 +131,22 @@ typedef struct NgBackendSlots
  */
 #define NG_OTHER_PROC_SLOTS		16
 
+/*
+ * Which partitions each process has slots in: bit p of its partition mask
+ * (ng_slots_partition_masks()[procno]) is set while a slot of its area has
+ * partition_of p, and may stay set a while after.  The owner alone writes
+ * it, with plain stores, on its rare paths only (binding a slot, releasing
+ * one, attaching; never counting): the bit is set before the map says p
+ * (the write barrier that opens the slot's write section orders the two),
+ * and cleared once the last such slot is folded and free, under the
+ * partition lock held exclusively.  Readers, who hold that lock in shared
+ * mode, skip a process whose bit is clear without looking at its area: the
+ * slots of idle and unused connections cost a read one bit each.
+ */
+extern volatile uint32 *ng_slots_partition_masks(void);
+
 extern Size ng_slots_shmem_size(void);
+extern Size ng_slots_areas_size(void);
 extern void ng_slots_init_shmem(char *base);
 extern NgBackendSlots *ng_slots_of_proc(int procno);
 extern uint64 ng_slots_total(void);

@@ -269,6 +269,7 @@ ng_slot_bind(NgLocalEntry *le, const NgTextSource *src, bool execution)
 
 	i = slot_find_free();
 	slot = slot_at(ngs_my_area, i);
+	slot_partition_take(ng_partition_of_hash(hash));
 	slot_begin_write(slot);
 	slot->in_use = true;
 	slot->key = le->key;

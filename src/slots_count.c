@@ -24,6 +24,8 @@
  * statement without a slot that the backend runs less often than its slots
  * turn over is counted into its entry under the partition lock, exclusive
  * and never waited for (slots_entry.c); busy, it takes a slot instead.  A
+ * sample a reset voided, and an unbound slot's first since a reset voided
+ * it, are written under the partition lock, shared (slot_write_locked).  A
  * parse takes the partition lock (and may wait for it) only to create an
  * entry whose normalized text it must store; one whose text is settled
  * takes nothing.
@@ -152,10 +154,11 @@ slot_note_used(int i)
  *		Inside the write section of slot (my slot i): add sample, and stamp
  *		the change generation.  Returns true if a reset has voided the slot
  *		meanwhile (removed its bound entry, or moved the partition
- *		generation of an unbound slot), in which case the sample is lost
- *		with the slot's other counts and must be counted again.  With
- *		sync_minmax (the partition's reset epoch moved since the slot last
- *		looked), first take the bound entry's min/max generation.
+ *		generation of an unbound slot), in which case the sample is not in
+ *		the slot and must be counted again.  With sync_minmax (the
+ *		partition's reset epoch moved since the slot last looked), first
+ *		take the bound entry's min/max generation.  locked: the caller holds
+ *		the partition lock, without which a voided unbound slot is left be.
  *
  *		A bound slot reads its entry only when the partition's reset epoch
  *		moved: resets store dead or the min/max generation, then (after a
@@ -164,7 +167,7 @@ slot_note_used(int i)
  */
 static pg_attribute_always_inline bool
 slot_record(NgSlot *slot, int i, NgSharedPartition *part,
-			const NgSample *sample, bool sync_minmax)
+			const NgSample *sample, bool sync_minmax, bool locked)
 {
 	NgLocalSlot *ls = &ngs_local_slots[i];
 	NgSharedEntry *entry = ls->entry;
@@ -188,6 +191,9 @@ slot_record(NgSlot *slot, int i, NgSharedPartition *part,
 
 		if (unlikely(slot->partition_generation != gen))
 		{
+			/* voided: cleared only after the reset's copy (slot_write_locked) */
+			if (!locked)
+				return true;
 			memset(&slot->counters, 0, sizeof(NgCounters));
 			slot_hist_clear(slot, i);
 			slot->partition_generation = gen;
@@ -207,12 +213,12 @@ slot_record(NgSlot *slot, int i, NgSharedPartition *part,
 /*
  * slot_write
  *		Count sample in my slot i of area, in its write section (slot_record,
- *		sync_minmax as there), and note the slot used.  Returns true if a
- *		reset voided the slot meanwhile: the sample must be counted again.
+ *		sync_minmax and locked as there), and note the slot used.  Returns
+ *		true if a reset voided the slot: the sample must be counted again.
  */
 static pg_attribute_always_inline bool
 slot_write(NgBackendSlots *area, int i, NgSharedPartition *part,
-		   const NgSample *sample, bool sync_minmax)
+		   const NgSample *sample, bool sync_minmax, bool locked)
 {
 	NgSlot	   *slot = slot_at(area, i);
 	bool		voided;
@@ -220,19 +226,36 @@ slot_write(NgBackendSlots *area, int i, NgSharedPartition *part,
 	slot_begin_write(slot);
 	if (NG_DEBUG_FAULT(NG_FAULT_STALL_WRITE))
 		ng_debug_stall();		/* a writer stopped mid-write (tests) */
-	voided = slot_record(slot, i, part, sample, sync_minmax);
+	voided = slot_record(slot, i, part, sample, sync_minmax, locked);
 	slot_end_write(slot);
 	slot_note_used(i);
 	return voided;
 }
 
 /*
+ * slot_write_locked
+ *		slot_write under part's lock, shared (waited for): every reset that
+ *		voided the slot has copied it (history_capture.c), and none runs.
+ */
+static pg_noinline bool
+slot_write_locked(int i, NgSharedPartition *part, const NgSample *sample,
+				  bool sync_minmax)
+{
+	bool		voided;
+
+	LWLockAcquire(part->lock, LW_SHARED);
+	voided = slot_write(ngs_my_area, i, part, sample, sync_minmax, true);
+	LWLockRelease(part->lock);
+	return voided;
+}
+
+#define NG_COUNT_ATTEMPTS	8	/* writes of a sample that resets void */
+
+/*
  * recurs_rarely
- *		Does a key without a slot, whose last execution was counted at
- *		prev_counted (0: never), recur less often than this backend's slots
- *		turn over?  At least ngs_nslots counts since: binding it a slot would
- *		most likely give up a slot bound since, to be given up itself before
- *		the key comes back.
+ *		Does a key without a slot, last counted at prev_counted (0: never),
+ *		recur less often than this backend's slots turn over (ngs_nslots
+ *		counts since)?  A slot bound to it would likely be given up first.
  */
 static inline bool
 recurs_rarely(uint64 prev_counted)
@@ -284,17 +307,14 @@ count_into_entry_if_rare(NgLocalEntry *le, uint64 prev_counted,
 
 /*
  * count_refused
- *		A sample of le's key, which the admission filter refused an entry
- *		and which took no slot (ng_slot_bind): an execution goes where an
- *		unbound slot's fold would send it (unadmitted_calls and
- *		evicted_calls, or counts_discarded if it failed), and counts in
- *		admissions_refused either way, through this backend's refused counts; a planning, like the plans such a slot
- *		counted, is not kept.  No lock, no atomic read-modify-write (a full
- *		barrier), where a slot's bind and fold would take the partition
- *		lock.  le is forgotten: a stream of one-offs would otherwise grow
- *		the local map until its next trim (slots_life.c), and what it knew
- *		serves only if the statement recurs, which the filter's fingerprint
- *		remembers.
+ *		A sample of le's key, refused an entry by the admission filter,
+ *		that took no slot (ng_slot_bind): an execution goes where an unbound
+ *		slot's fold would send it (unadmitted_calls and evicted_calls, or
+ *		counts_discarded if it failed), and counts in admissions_refused,
+ *		through this backend's refused counts; a planning is not kept.  No
+ *		lock, no atomic read-modify-write (a full barrier).  le is
+ *		forgotten: one-offs would grow the local map until its next trim
+ *		(slots_life.c); the filter's fingerprint remembers the statement.
  */
 static void
 count_refused(NgLocalEntry *le, const NgSample *sample)
@@ -324,7 +344,7 @@ slots_fill_spares(void)
  *		sample that is not plain, a key without a slot, a reset since the
  *		slot last looked, a new cell, an empty cell pool, no slot area.
  *		first_attempt is 1 if slot_count_plain counted the sample in a slot
- *		that a reset voided meanwhile: only the one retry is left.
+ *		that a reset voided meanwhile: this is a retry.
  */
 static pg_noinline void
 slots_count_slow(NgLocalEntry *le, const NgSample *sample,
@@ -373,15 +393,17 @@ slots_count_slow(NgLocalEntry *le, const NgSample *sample,
 			return;
 		}
 
-		voided = slot_write(ngs_my_area, i, part, sample, sync_minmax);
+		/* a retry, or an unbound slot a reset voided: under the lock */
+		if (attempt > 0 || (ngs_local_slots[i].entry == NULL &&
+							slot_at(ngs_my_area, i)->partition_generation !=
+							part->generation))
+			voided = slot_write_locked(i, part, sample, sync_minmax);
+		else
+			voided = slot_write(ngs_my_area, i, part, sample, sync_minmax,
+								false);
 
-		/*
-		 * A reset voided this slot while we wrote: the sample went with the
-		 * void counts.  It belongs after the reset, so count it again, in a
-		 * slot bound anew (once: a second reset that overlaps the retry
-		 * overlaps this execution too).
-		 */
-		if (likely(!voided) || attempt > 0)
+		/* voided: the sample, not in the slot, is counted after the reset */
+		if (likely(!voided) || attempt + 1 >= NG_COUNT_ATTEMPTS)
 			break;
 	}
 	slots_fill_spares();

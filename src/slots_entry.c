@@ -72,7 +72,7 @@ slot_insert_locked(NgSharedPartition *part, const NgKey *key, uint32 hash,
 		DsaPointerIsValid(*tdp))
 	{
 		entry->qtext = *tdp;
-		entry->text_stored_at = GetCurrentTimestamp();
+		entry->text_stored_at = ng_qtext_stamp();
 		entry->text_len = text_len;
 		entry->encoding = GetDatabaseEncoding();
 		entry->text_dropped = false;

@@ -218,6 +218,7 @@ slot_fold_locked(int i)
 	slot_hist_clear(slot, i);
 	ngs_my_area->partition_of[i] = NG_SLOT_FREE;
 	slot_end_write(slot);
+	slot_partition_give(slot->partition);
 
 	{
 		NgLocalEntry *le = nglocal_lookup(ngs_local_map, ls->key);

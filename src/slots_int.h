@@ -36,7 +36,11 @@
  * partition each slot counts for, its cell pool, then its NgSlot structs:
  * ng_slots_per_backend of them for a client backend, fewer for any other
  * process (slot_area.c).  The backend works with its own area's count,
- * ngs_nslots, never the setting.
+ * ngs_nslots, never the setting.  Apart from the areas, each process has a
+ * partition mask saying which partitions its slots count for, so that
+ * readers skip the areas of processes with no slot in the partition they
+ * read (slots.h); the owner keeps it when it binds, folds and inherits
+ * slots, never when it counts.
  * A backend-local hash table maps a key to the slot counting it, so finding
  * the slot of a statement the backend already tracks touches no shared
  * memory at all.
@@ -192,6 +196,10 @@ extern int	ngs_spares_owed;	/* histogram groups my slots' folds may have
 extern NgHistCell *ngs_pool;	/* my area's cell pool (area_cells) */
 extern uint16 *ngs_cell_index;	/* [slot][kind][bucket]: its cell, or
 								 * NG_NO_CELL; NULL if not allocated */
+extern volatile uint32 *ngs_my_partitions;	/* my partition mask (slots.h), or
+											 * NULL */
+extern uint16 ngs_partition_slots[NG_NUM_PARTITIONS];	/* my slots in use, by
+														 * partition */
 
 /* ---- the slot area's layout ---- */
 
@@ -255,6 +263,36 @@ static inline void
 slot_end_write(NgSlot *slot)
 {
 	write_section_end(&slot->changecount);
+}
+
+/* ---- my partition mask (slots.h) ---- */
+
+/*
+ * slot_partition_take
+ *		Before my slot's map entry says partition p (and so before any count
+ *		in it): the bit of p in my mask.  The caller's write section begins
+ *		with a write barrier, which orders this store before the map's.
+ */
+static inline void
+slot_partition_take(int p)
+{
+	if (ngs_partition_slots[p]++ == 0)
+		*ngs_my_partitions |= NG_PARTITION_BIT(p);
+}
+
+/*
+ * slot_partition_give
+ *		After my slot of partition p was folded and its map entry freed,
+ *		under p's lock held exclusively: clear p's bit if it was my last
+ *		slot there.  A reader that then finds the bit clear holds the lock
+ *		after the fold, and finds the counts in the entry.
+ */
+static inline void
+slot_partition_give(int p)
+{
+	Assert(ngs_partition_slots[p] > 0);
+	if (--ngs_partition_slots[p] == 0)
+		*ngs_my_partitions &= ~NG_PARTITION_BIT(p);
 }
 
 /* ---- a slot's histogram cells (slots.h) ---- */

@@ -116,12 +116,14 @@ slots_build_free_cells(void)
  *		entries.  Readers count them all along; this backend now owns them:
  *		it folds them as its own (and so drops their pins) at its next
  *		maintenance, or when it needs the slots, or at its exit.  Nothing is
- *		overwritten.  Logged once per backend that inherits.
+ *		overwritten but the area's partition mask, made anew from the slots
+ *		in use (slots.h).  Logged once per backend that inherits.
  */
 static void
 slots_inherit(void)
 {
 	int			inherited = 0;
+	uint32		mask = 0;
 
 	for (int i = 0; i < ngs_nslots; i++)
 	{
@@ -150,7 +152,11 @@ slots_inherit(void)
 		le = local_entry(&slot->key, ng_key_hash(&slot->key));
 		le->slot = i;
 		inherited++;
+		mask |= NG_PARTITION_BIT(ngs_my_area->partition_of[i]);
+		ngs_partition_slots[ngs_my_area->partition_of[i]]++;
 	}
+	/* the bits of the slots in use, and none else (slots.h) */
+	*ngs_my_partitions = mask;
 	ngs_nfree = ngs_nslots - inherited;
 	slots_build_free_cells();
 
@@ -203,6 +209,7 @@ ng_slots_attach_first(void)
 	if (procno >= 0 && procno < ng_store_num_slot_procs())
 	{
 		ngs_my_area = ng_slots_of_proc(procno);
+		ngs_my_partitions = &ng_slots_partition_masks()[procno];
 		ngs_nslots = ngs_my_area->nslots;
 		ngs_local_slots = MemoryContextAllocZero(TopMemoryContext,
 												 sizeof(NgLocalSlot) * ngs_nslots);

@@ -35,6 +35,8 @@ bool		ngs_exiting = false;
 NG_HOT int	ngs_spares_owed = 0;
 NG_HOT NgHistCell *ngs_pool = NULL;
 NG_HOT uint16 *ngs_cell_index = NULL;
+volatile uint32 *ngs_my_partitions = NULL;
+uint16		ngs_partition_slots[NG_NUM_PARTITIONS];
 
 /*
  * What the last few parses in this backend showed, by queryid: whether the

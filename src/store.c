@@ -52,6 +52,7 @@
 #include "postgres.h"
 
 #include "alloc.h"
+#include "entry_errors.h"
 #include "entry_hist.h"
 #include "guc.h"
 #include "qtext.h"
@@ -304,7 +305,7 @@ ng_entry_insert(NgSharedPartition *part, const NgKey *key, uint32 hash,
 	entry->usage = 1;
 	entry->qtext = qtext;
 	entry->text_len = DsaPointerIsValid(qtext) ? text_len : 0;
-	entry->text_stored_at = DsaPointerIsValid(qtext) ? GetCurrentTimestamp() : 0;
+	entry->text_stored_at = DsaPointerIsValid(qtext) ? ng_qtext_stamp() : 0;
 	entry->encoding = encoding;
 	now = GetCurrentTimestamp();
 	entry->stats_since = now;
@@ -320,8 +321,9 @@ ng_entry_insert(NgSharedPartition *part, const NgKey *key, uint32 hash,
 
 /*
  * ng_entry_unlink
- *		Take an entry out of its partition's hash table and the entry count.
- *		Its memory is not touched.  Caller holds the partition lock
+ *		Take an entry out of its partition's hash table and the entry count,
+ *		and free its failures by SQLSTATE (they leave with it).  Its own
+ *		memory is not touched.  Caller holds the partition lock
  *		exclusively.
  */
 void
@@ -340,6 +342,7 @@ ng_entry_unlink(NgSharedPartition *part, NgSharedEntry *entry, dsa_pointer dp)
 	}
 	*link = entry->next;
 	entry->next = InvalidDsaPointer;
+	ng_entry_errors_free(part, entry, dp);
 	part->nentries--;
 	pg_atomic_fetch_sub_u32(&ng_shared->entry_count, 1);
 }

@@ -88,6 +88,8 @@ typedef struct NgSharedEntry
 	 * statement kept without text is counted once.
 	 */
 	bool		text_dropped;
+	/* partition lock: it has a block of failures by SQLSTATE (entry_errors.h) */
+	bool		errors_kept;
 	NgCounters	counters;		/* partition lock: the folded counts */
 	uint64		hist_first[NG_HIST_GROUP_SIZE]; /* partition lock */
 

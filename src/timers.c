@@ -105,8 +105,7 @@ timer_failed(NgExecTimer *t)
 	key.dbid = MyDatabaseId;
 	key.queryid = t->queryid;
 	key.toplevel = (t->open_level == 0);
-	ng_failure_note(&key, ng_failure_classify(sqlerrcode),
-					INSTR_TIME_GET_MILLISEC(end));
+	ng_failure_note(&key, sqlerrcode, INSTR_TIME_GET_MILLISEC(end));
 }
 
 /*

@@ -50,8 +50,7 @@ ng_utility_note_failure(uint64 queryId, const instr_time *start)
 	INSTR_TIME_SET_CURRENT(duration);
 	INSTR_TIME_SUBTRACT(duration, *start);
 	ng_make_key(&key, queryId);
-	ng_failure_note(&key, ng_failure_classify(geterrcode()),
-					INSTR_TIME_GET_MILLISEC(duration));
+	ng_failure_note(&key, geterrcode(), INSTR_TIME_GET_MILLISEC(duration));
 }
 
 /* the next ProcessUtility hook, or the standard one */
@@ -93,7 +92,7 @@ ng_utility_key(PlannedStmt *pstmt, const char *queryString,
 		context != PROCESS_UTILITY_SUBCOMMAND && IsQueryIdEnabled())
 		queryId = ng_utility_queryid_compat(pstmt, queryString);
 	if (measure && level == 0)
-		ng_waits_publish(queryId);
+		ng_waits_publish(queryId, 0);
 	return queryId;
 }
 

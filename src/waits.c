@@ -214,6 +214,7 @@ waits_attach(void)
 		cur->dbid = MyDatabaseId;
 		cur->beentry = MyBEEntry;
 		cur->queryid = 0;
+		cur->planid = 0;
 		pg_write_barrier();
 		cur->changecount++;
 	}
@@ -223,14 +224,15 @@ waits_attach(void)
 
 /*
  * ng_waits_publish
- *		At the top level: the statement of queryid (0: one not counted) is
- *		what this process runs from now on, for the sampler
- *		(waits_sampler.c): its queryid, the user, and the core query id the
- *		process's PgBackendStatus has now.  No lock, no atomic; the write is
+ *		At the top level: the statement of queryid (0: one not counted), of
+ *		the plan planid (0: none known), is what this process runs from now
+ *		on, for the sampler (waits_sampler.c) and the activity view
+ *		(waits_sql.c): its queryid, planid, the user, and the core query id
+ *		the process's PgBackendStatus has now.  No lock, no atomic; the write is
  *		bracketed by the record's change count.
  */
 void
-ng_waits_publish(uint64 queryid)
+ng_waits_publish(uint64 queryid, uint64 planid)
 {
 	NgWaitCurrent *cur = ng_wait_mine;
 
@@ -239,10 +241,72 @@ ng_waits_publish(uint64 queryid)
 	cur->changecount++;
 	pg_write_barrier();
 	cur->queryid = queryid;
+	cur->planid = planid;
 	cur->userid = GetUserId();
 	cur->core_queryid = (uint64) cur->beentry->st_query_id;
 	pg_write_barrier();
 	cur->changecount++;
+}
+
+/*
+ * ng_waits_read_current
+ *		Copy process procno's published statement (false: none, or no
+ *		consistent copy in tries).  No lock.
+ */
+bool
+ng_waits_read_current(int procno, NgWaitCurrent *copy, int tries)
+{
+	const volatile NgWaitCurrent *v = ng_waits_current(procno);
+
+	for (int i = 0; i < tries; i++)
+	{
+		uint32		before = v->changecount;
+
+		pg_read_barrier();
+		copy->pid = v->pid;
+		copy->dbid = v->dbid;
+		copy->userid = v->userid;
+		copy->queryid = v->queryid;
+		copy->core_queryid = v->core_queryid;
+		copy->planid = v->planid;
+		copy->beentry = v->beentry;
+		pg_read_barrier();
+		if ((before & 1) == 0 && before == v->changecount)
+			return copy->pid != 0 && copy->queryid != 0 &&
+				copy->beentry != NULL;
+	}
+	return false;
+}
+
+/*
+ * ng_waits_statement_runs
+ *		Is the process that published cur active, still in the statement it
+ *		published?  Reads its PgBackendStatus as core's readers do, at
+ *		most tries times.  No lock.
+ */
+bool
+ng_waits_statement_runs(const NgWaitCurrent *cur, int tries)
+{
+	volatile PgBackendStatus *be = cur->beentry;
+
+	for (int i = 0; i < tries; i++)
+	{
+		int			before;
+		int			after;
+		int			pid;
+		BackendState state;
+		uint64		query_id;
+
+		pgstat_begin_read_activity(be, before);
+		pid = be->st_procpid;
+		state = be->st_state;
+		query_id = (uint64) be->st_query_id;
+		pgstat_end_read_activity(be, after);
+		if (pgstat_read_activity_complete(before, after))
+			return pid == cur->pid && state == STATE_RUNNING &&
+				query_id != 0 && query_id == cur->core_queryid;
+	}
+	return false;
 }
 
 /*

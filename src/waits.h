@@ -62,6 +62,7 @@ typedef struct NgWaitCurrent
 	Oid			userid;
 	uint64		queryid;		/* our key's; 0: not counted */
 	uint64		core_queryid;	/* its st_query_id when published */
+	uint64		planid;			/* its plan's (planid.c); 0: none known */
 	volatile PgBackendStatus *beentry;	/* the owner's MyBEEntry (never NULL
 										 * once set) */
 } NgWaitCurrent;
@@ -139,7 +140,10 @@ extern uint64 ng_waits_visible(const NgWaitEntry *copy, const NgWaitEntry *e,
 							   uint64 *time_us);
 extern void ng_waits_reset(Oid userid, Oid dbid, uint64 queryid);
 extern int	ng_waits_snapshot(NgWaitRow *rows);
-extern void ng_waits_publish(uint64 queryid);
+extern void ng_waits_publish(uint64 queryid, uint64 planid);
+extern bool ng_waits_read_current(int procno, NgWaitCurrent *copy,
+								  int tries);
+extern bool ng_waits_statement_runs(const NgWaitCurrent *cur, int tries);
 
 /* Functions in waits_sampler.c */
 extern void ng_waits_register_sampler(void);
@@ -164,11 +168,11 @@ extern NgWaitCurrent *ng_wait_mine;
 
 /*
  * ng_waits_publish_if_new
- *		At the top level (planner, ExecutorStart): the statement of queryid is
- *		what this process runs from now on.  Publishes it (ng_waits_publish,
+ *		At the top level, in the planner: the statement of queryid is what
+ *		this process runs from now on, its plan not yet known (planid 0).  Publishes it (ng_waits_publish,
  *		waits.c) unless the record already holds it: the same queryid and
- *		core query id (the planner published it, or the same statement runs
- *		again; the user is not compared, see docs/design.md).  Four loads
+ *		core query id (the same statement runs again; the user is not
+ *		compared, see docs/design.md).  Four loads
  *		and two compares: no call, no lock, no atomic, no store.  beentry is
  *		never NULL once ng_wait_mine is set (the dummy has one of its own).
  */
@@ -180,7 +184,26 @@ ng_waits_publish_if_new(uint64 queryid)
 	if (likely(cur != NULL) && cur->queryid == queryid &&
 		cur->core_queryid == (uint64) cur->beentry->st_query_id)
 		return;
-	ng_waits_publish(queryid);
+	ng_waits_publish(queryid, 0);
+}
+
+/*
+ * ng_waits_publish_plan_if_new
+ *		As ng_waits_publish_if_new, at ExecutorStart, with the plan's id
+ *		(planid.h) compared and published too.  A statement that planning
+ *		published has planid 0 until then, and one planned again under the
+ *		same queryid keeps the planid of its last execution while it plans.
+ */
+static inline void
+ng_waits_publish_plan_if_new(uint64 queryid, uint64 planid)
+{
+	NgWaitCurrent *cur = ng_wait_mine;
+
+	if (likely(cur != NULL) && cur->queryid == queryid &&
+		cur->planid == planid &&
+		cur->core_queryid == (uint64) cur->beentry->st_query_id)
+		return;
+	ng_waits_publish(queryid, planid);
 }
 
 #pragma GCC visibility pop

@@ -266,65 +266,6 @@ sampler_load_row(const NgWaitKey *key, uint64 samples, uint64 time_us)
 }
 
 /*
- * sampler_read_current
- *		Copy process procno's published statement (false: none, or no
- *		consistent copy).
- */
-static bool
-sampler_read_current(int procno, NgWaitCurrent *copy)
-{
-	const volatile NgWaitCurrent *v = ng_waits_current(procno);
-
-	for (int i = 0; i < SAMPLER_COPY_TRIES; i++)
-	{
-		uint32		before = v->changecount;
-
-		pg_read_barrier();
-		copy->pid = v->pid;
-		copy->dbid = v->dbid;
-		copy->userid = v->userid;
-		copy->queryid = v->queryid;
-		copy->core_queryid = v->core_queryid;
-		copy->beentry = v->beentry;
-		pg_read_barrier();
-		if ((before & 1) == 0 && before == v->changecount)
-			return copy->pid != 0 && copy->queryid != 0 &&
-				copy->beentry != NULL;
-	}
-	return false;
-}
-
-/*
- * sampler_statement_runs
- *		Is the process that published cur active, still in the statement it
- *		published?  Reads its PgBackendStatus as core's readers do.
- */
-static bool
-sampler_statement_runs(const NgWaitCurrent *cur)
-{
-	volatile PgBackendStatus *be = cur->beentry;
-
-	for (int i = 0; i < SAMPLER_COPY_TRIES; i++)
-	{
-		int			before;
-		int			after;
-		int			pid;
-		BackendState state;
-		uint64		query_id;
-
-		pgstat_begin_read_activity(be, before);
-		pid = be->st_procpid;
-		state = be->st_state;
-		query_id = (uint64) be->st_query_id;
-		pgstat_end_read_activity(be, after);
-		if (pgstat_read_activity_complete(before, after))
-			return pid == cur->pid && state == STATE_RUNNING &&
-				query_id != 0 && query_id == cur->core_queryid;
-	}
-	return false;
-}
-
-/*
  * sampler_run_round
  *		One sample of every process in a top-level statement, each weighing
  *		weight_us.  No lock.
@@ -340,10 +281,11 @@ sampler_run_round(uint64 weight_us)
 		NgWaitKey	key;
 		uint32		wait_event_info;
 
-		if (!sampler_read_current(p, &cur) || proc->pid != cur.pid)
+		if (!ng_waits_read_current(p, &cur, SAMPLER_COPY_TRIES) ||
+			proc->pid != cur.pid)
 			continue;
 		wait_event_info = proc->wait_event_info;
-		if (!sampler_statement_runs(&cur))
+		if (!ng_waits_statement_runs(&cur, SAMPLER_COPY_TRIES))
 			continue;
 		key.userid = cur.userid;
 		key.dbid = cur.dbid;

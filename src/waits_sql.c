@@ -1,14 +1,17 @@
 /*-------------------------------------------------------------------------
  *
  * waits_sql.c
- *		The SQL function behind pg_stat_statements_ng_waits: the wait
- *		profile, one row per (user, database, queryid, wait event).
+ *		The SQL functions behind pg_stat_statements_ng_waits, the wait
+ *		profile, one row per (user, database, queryid, wait event), and
+ *		pg_stat_statements_ng_activity, what each process runs now.
  *
  * Why a file of its own: the SQL layer of the wait profile (waits.c is
  * below the resets that call it, and calls nothing above).
  *
  * Locking: the rows are copied by ng_waits_snapshot (reset_lock shared,
- * rows by their change count); tuples are formed after it returns.
+ * rows by their change count); tuples are formed after it returns.  What
+ * each process published (NgWaitCurrent) is copied by its change count,
+ * its PgBackendStatus as core's readers do: no lock.
  *
  *-------------------------------------------------------------------------
  */
@@ -17,6 +20,7 @@
 #include "catalog/pg_authid.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "storage/proc.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
@@ -26,8 +30,12 @@
 #include "waits.h"
 
 NG_FUNCTION_INFO(pg_stat_statements_ng_waits_1_2);
+NG_FUNCTION_INFO(pg_stat_statements_ng_activity_1_2);
 
 #define NG_WAITS_COLS	7
+#define NG_ACTIVITY_COLS	5
+/* tries at a consistent copy of what a process published */
+#define NG_ACTIVITY_TRIES	8
 
 /*
  * pg_stat_statements_ng_waits()
@@ -74,5 +82,49 @@ pg_stat_statements_ng_waits_1_2(PG_FUNCTION_ARGS)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	pfree(rows);
+	return (Datum) 0;
+}
+
+/*
+ * pg_stat_statements_ng_activity()
+ *		One row per process running a counted top-level statement now: as
+ *		the wait sampler sees it, the statement it published while its
+ *		PgBackendStatus says it is active in it.  planid is NULL while none
+ *		is known (being planned, a utility statement, track_plans off).  A
+ *		user without pg_read_all_stats sees the queryid and planid of its
+ *		own statements only.
+ */
+Datum
+pg_stat_statements_ng_activity_1_2(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	bool		allowed = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
+
+	ng_check_loaded();
+	InitMaterializedSRF(fcinfo, 0);
+	if (ng_waits == NULL)
+		return (Datum) 0;
+	for (int p = 0; p < ng_waits->nprocs; p++)
+	{
+		volatile PGPROC *proc = &ProcGlobal->allProcs[p];
+		NgWaitCurrent cur;
+		Datum		values[NG_ACTIVITY_COLS];
+		bool		nulls[NG_ACTIVITY_COLS] = {0};
+		bool		mine;
+
+		if (!ng_waits_read_current(p, &cur, NG_ACTIVITY_TRIES) ||
+			proc->pid != cur.pid ||
+			!ng_waits_statement_runs(&cur, NG_ACTIVITY_TRIES))
+			continue;
+		mine = allowed || cur.userid == GetUserId();
+		values[0] = Int32GetDatum(cur.pid);
+		values[1] = ObjectIdGetDatum(cur.userid);
+		values[2] = ObjectIdGetDatum(cur.dbid);
+		values[3] = Int64GetDatum((int64) cur.queryid);
+		nulls[3] = !mine;
+		values[4] = Int64GetDatum((int64) cur.planid);
+		nulls[4] = !mine || cur.planid == 0;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
 	return (Datum) 0;
 }

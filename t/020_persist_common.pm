@@ -130,9 +130,11 @@ sub crc32c
 # the C structs to stay as they are today: the header's size (its last
 # field is the uint64 entry count) and each entry's fixed size, with its
 # int32 text length at the end of the fixed part (before any padding), are
-# the ones for which walking the entries ends exactly at the CRC trailer.
+# the ones for which walking the entries ends exactly at the CRC trailer
+# (from format 6, at the failures by SQLSTATE that follow them: the lost
+# figure, their count, and 144 bytes each).
 # Returns a hash (header_size, entry_size, text_len_at, nentries, entries
-# => [ { at, text_len, text } ]) or undef.
+# => [ { at, text_len, text } ], errors_at, nerrors) or undef.
 sub ng_file_layout
 {
 	my ($data) = @_;
@@ -183,13 +185,24 @@ sub ng_file_layout
 					  };
 					$pos += $e + $hist + ($len > 0 ? $len : 0);
 				}
-				next unless $ok && $pos == $body;
+				next unless $ok;
+				my ($errors_at, $nerrors) = ($pos, 0);
+				if ($format >= 6)
+				{
+					next if $pos + 16 > $body;
+					$nerrors = unpack('Q', substr($data, $pos + 8, 8));
+					next if $nerrors > $body;
+					$pos += 16 + 144 * $nerrors;
+				}
+				next unless $pos == $body;
 				return {
 					header_size => $h,
 					entry_size => $e,
 					text_len_at => $tl,
 					nentries => $n,
 					entries => \@entries,
+					errors_at => $errors_at,
+					nerrors => $nerrors,
 				};
 			}
 		}

@@ -61,6 +61,12 @@ work_psql(
 		("INSERT INTO t VALUES (1);") x 5,
 		"UPDATE t SET a = 2;",
 		"SELECT count(*) FROM t;"));
+# one statement that fails (division by zero at execution): its SQLSTATE
+# is saved after the entries
+{
+	local $ENV{PGOPTIONS} = '';
+	$node->psql('postgres', 'SELECT 1 / (g - g) FROM generate_series(1, 3) g');
+}
 my $nrows = $node->safe_psql('postgres', $count_sql);
 cmp_ok($nrows, '>=', 50, "workload tracked ($nrows rows)");
 my $rows_before = $node->safe_psql('postgres',
@@ -85,7 +91,7 @@ my $major = int($node->safe_psql('postgres', 'SHOW server_version_num') / 100);
 
 my ($magic, $format, $pg_major, $counters_size) = unpack('L4', $valid);
 is(sprintf('%08X', $magic), '4E475353', 'magic at offset 0');
-is($format, 5, 'format version 5 at offset 4');
+is($format, 6, 'format version 6 at offset 4');
 is($pg_major, $major, "server major ($major) at offset 8");
 is(crc32c(substr($valid, 0, -4)), unpack('L', substr($valid, -4)),
 	'trailer is the CRC-32C of everything before it');
@@ -96,6 +102,8 @@ my $H = $layout->{header_size};
 my $E = $layout->{entry_size};
 my $N = $layout->{nentries};
 is($N, $nrows, "entry count ($N) in the header's last field, offset " . ($H - 8));
+my $X = $layout->{errors_at};
+is($layout->{nerrors}, 1, "one statement's SQLSTATEs after the entries, at $X");
 note "header $H bytes, entry fixed part $E bytes, text length at $layout->{text_len_at}, file $size bytes";
 cmp_ok($size, '>', 8192, 'the file is larger than 8 kB');
 
@@ -109,14 +117,16 @@ cmp_ok($size, '>', 8192, 'the file is larger than 8 kB');
 # histogram's group mask, and the groups (128 bytes each) come before the
 # text.  Format 5 has a twelfth info figure (admissions_refused) and, before
 # the entry count, the size and CRC of contrib's file written with it: a
-# 136-byte header.  A change to
+# 136-byte header.  Format 6 has the same header and entries, and after the
+# entries the failures by SQLSTATE (16 bytes, then 144 per entry that has
+# failed); the loader also reads format 5.  A change to
 # either must come with a new format version: the loader's checks read the
 # entry count and lengths at fixed offsets, so a file of the old layout under
 # the same version is misread (rejected, if at all, for the wrong reason).
 # (Not checked in the reduced run under ASan, which is about memory safety.)
 my %layout_of_format =
   (1 => [ 96, 56 ], 2 => [ 104, 64 ], 3 => [ 112, 64 ], 4 => [ 112, 64 ],
-	5 => [ 136, 64 ]);
+	5 => [ 136, 64 ], 6 => [ 136, 64 ]);
 if ($quick)
 {
 	note "layout: header $H bytes, entry counters + " . ($E - $counters_size) . ' bytes';
@@ -199,18 +209,20 @@ push @cases,
 	qr/not a pg_stat_statements_ng file/ ],
   [ 'wrong magic, zeros', with_crc(patch($body, 0, pack('L', 0))),
 	qr/not a pg_stat_statements_ng file/ ],
-  [ 'format version 6', with_crc(patch($body, 4, pack('L', 6))),
-	qr/format version 6, expected 5/ ],
+  [ 'format version 7', with_crc(patch($body, 4, pack('L', 7))),
+	qr/format version 7, expected 5 to 6/ ],
+  [ 'format version 5 (no SQLSTATE counts)', with_crc(patch($body, 4, pack('L', 5))),
+	qr/trailing bytes after the entries/ ],
   [ 'format version 4', with_crc(patch($body, 4, pack('L', 4))),
-	qr/format version 4, expected 5/ ],
+	qr/format version 4, expected 5 to 6/ ],
   [ 'format version 3', with_crc(patch($body, 4, pack('L', 3))),
-	qr/format version 3, expected 5/ ],
+	qr/format version 3, expected 5 to 6/ ],
   [ 'format version 2', with_crc(patch($body, 4, pack('L', 2))),
-	qr/format version 2, expected 5/ ],
+	qr/format version 2, expected 5 to 6/ ],
   [ 'format version 1', with_crc(patch($body, 4, pack('L', 1))),
-	qr/format version 1, expected 5/ ],
+	qr/format version 1, expected 5 to 6/ ],
   [ 'format version 0', with_crc(patch($body, 4, pack('L', 0))),
-	qr/format version 0, expected 5/ ],
+	qr/format version 0, expected 5 to 6/ ],
   [ 'previous major', with_crc(patch($body, 8, pack('L', $major - 100))),
 	qr/written by PostgreSQL major @{[$major - 100]}, this is $major/ ],
   [ 'next major', with_crc(patch($body, 8, pack('L', $major + 100))),
@@ -220,7 +232,7 @@ push @cases,
   # the same header cases without the CRC fixed: the checksum fires first
   [ 'wrong magic, CRC not fixed', patch($valid, 0, pack('L', 0x53534E47)),
 	qr/checksum mismatch/ ],
-  [ 'format version 6, CRC not fixed', patch($valid, 4, pack('L', 6)),
+  [ 'format version 7, CRC not fixed', patch($valid, 4, pack('L', 7)),
 	qr/checksum mismatch/ ];
 
 # lengths and counts, CRC recomputed: nothing read from the file is trusted
@@ -235,21 +247,22 @@ push @cases,
   [ 'entry count one too many', with_crc(patch($body, $H - 8, pack('Q', $N + 1))),
 	qr/entry count exceeds the file|truncated entry|invalid text length/ ],
   [ 'entry count one too few', with_crc(patch($body, $H - 8, pack('Q', $N - 1))),
-	qr/trailing bytes after the entries/ ],
+	qr/trailing bytes after the entries|SQLSTATE count exceeds the file|invalid SQLSTATE counts|truncated SQLSTATE counts/ ],
   [ 'entry count zero', with_crc(patch($body, $H - 8, pack('Q', 0))),
-	qr/trailing bytes after the entries/ ],
+	qr/trailing bytes after the entries|SQLSTATE count exceeds the file|invalid SQLSTATE counts|truncated SQLSTATE counts/ ],
   [ 'text length 2^31-1', with_crc(patch($body, $tl, pack('l', 0x7FFFFFFF))),
 	qr/invalid text length/ ],
   [ 'text length -2', with_crc(patch($body, $tl, pack('l', -2))),
 	qr/invalid text length/ ],
   [ 'text length -2^31', with_crc(patch($body, $tl, pack('l', -2147483648))),
 	qr/invalid text length/ ],
+  # (the byte after the last text is the SQLSTATE counts' first: a zero)
   [ 'last text one byte too long',
 	with_crc(patch($body, $last_tl, pack('l', $last->{text_len} + 1))),
-	qr/invalid text length/ ],
+	qr/invalid text length|invalid text/ ],
   [ 'last text one byte too short',
 	with_crc(patch($body, $last_tl, pack('l', $last->{text_len} - 1))),
-	qr/trailing bytes after the entries/ ],
+	qr/trailing bytes after the entries|SQLSTATE count exceeds the file|invalid SQLSTATE counts|truncated SQLSTATE counts/ ],
   [ 'encoding 255', with_crc(patch($body, $tl - 4, pack('l', 255))),
 	qr/invalid encoding/ ],
   [ 'encoding -1', with_crc(patch($body, $tl - 4, pack('l', -1))),
@@ -288,7 +301,29 @@ push @cases,
 	qr/invalid timestamp/ ],
   [ 'histogram mask of every group',
 	with_crc(patch($body, $first->{at} + $E - 4, pack('L', 0xFFFFFFFF))),
-	qr/invalid text|truncated entry|invalid text length|invalid encoding|invalid counters|invalid key|invalid timestamp|trailing bytes/ ];
+	qr/invalid text|truncated entry|invalid text length|invalid encoding|invalid counters|invalid key|invalid timestamp|trailing bytes|SQLSTATE/ ];
+
+# the failures by SQLSTATE: the lost figure, their count, one block (key,
+# then 5 rows of sqlstate, pad, errors, last_error_at)
+push @cases,
+  [ 'sqlstates_lost negative', with_crc(patch($body, $X, pack('q', -1))),
+	qr/invalid SQLSTATE counts/ ],
+  [ 'SQLSTATE count 2^64-1', with_crc(patch($body, $X + 8, pack('q', -1))),
+	qr/SQLSTATE count exceeds the file/ ],
+  [ 'SQLSTATE count one too many', with_crc(patch($body, $X + 8, pack('Q', 2))),
+	qr/SQLSTATE count exceeds the file|truncated SQLSTATE counts/ ],
+  [ 'SQLSTATE count zero', with_crc(patch($body, $X + 8, pack('Q', 0))),
+	qr/trailing bytes after the entries/ ],
+  [ 'toplevel byte 2 in SQLSTATE counts', with_crc(patch($body, $X + 32, "\x02")),
+	qr/invalid key of SQLSTATE counts/ ],
+  [ 'SQLSTATE of 31 bits', with_crc(patch($body, $X + 40, pack('l', 1 << 30))),
+	qr/invalid SQLSTATE counts/ ],
+  [ 'negative SQLSTATE errors', with_crc(patch($body, $X + 48, pack('q', -1))),
+	qr/invalid SQLSTATE counts/ ],
+  [ 'last_error_at infinity', with_crc(patch($body, $X + 56, pack('q', 9223372036854775807))),
+	qr/invalid SQLSTATE counts/ ],
+  [ 'a SQLSTATE in the row of the rest', with_crc(patch($body, $X + 40 + 4 * 24, pack('l', 1))),
+	qr/invalid SQLSTATE counts/ ];
 
 # bytes appended
 push @cases,
@@ -347,6 +382,18 @@ is(count_since($node, $first_off, qr/restored statistics|TRAP|terminated by sign
 	'nothing restored, no crash');
 note scalar(@cases) . ' cases: ' . scalar(@cuts) . ' truncations, ' . ($quick ? 50 : 200) . ' flips';
 
+# a format 5 file (this one without what follows the entries) restores
+$node->stop;
+write_bytes($stat, with_crc(patch(substr($body, 0, $X), 4, pack('L', 5))));
+$off = log_mark($node);
+ok(start_node($node), 'server starts with a format 5 file');
+$node->wait_for_log(qr/pg_stat_statements_ng: restored statistics of $N statements/, $off);
+is($node->safe_psql('postgres',
+		'SELECT queryid, calls FROM pg_stat_statements_ng ORDER BY queryid'),
+	$rows_before, 'a format 5 file restores every row');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM pg_stat_statements_ng_errors'),
+	'0', 'and no SQLSTATE (it has none)');
+
 # and the valid file still restores at the end
 $node->stop;
 write_bytes($stat, $valid);
@@ -356,6 +403,9 @@ $node->wait_for_log(qr/pg_stat_statements_ng: restored statistics of $N statemen
 is($node->safe_psql('postgres',
 		'SELECT queryid, calls FROM pg_stat_statements_ng ORDER BY queryid'),
 	$rows_before, 'the valid file still restores every row');
+is( $node->safe_psql('postgres',
+		'SELECT sqlstate, errors FROM pg_stat_statements_ng_errors'),
+	'22012|1', 'and the SQLSTATE of the statement that failed');
 
 $node->stop;
 done_testing();

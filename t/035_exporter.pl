@@ -183,6 +183,16 @@ is(metric('pg_stat_statements_ng_timeouts', 'a', $timeout), '1',
 ok(defined metric('pg_stat_statements_ng_exec_p99', 'a', $probe),
 	'the 99th percentile is exported');
 
+# errors by SQLSTATE: the division's 3 as 22012, the timeout as 57014
+my @e = find('pg_stat_statements_ng_errors_errors', 'a', queryid => $error);
+is(join(' ', map { "$_->{labels}{sqlstate}=$_->{value}" } @e), '22012=3',
+	'the division by zero: 3 errors of SQLSTATE 22012');
+@e = find('pg_stat_statements_ng_errors_errors', 'a', queryid => $timeout);
+is(join(' ', map { "$_->{labels}{sqlstate}=$_->{value}" } @e), '57014=1',
+	'the timeout: 1 of SQLSTATE 57014');
+is(scalar(find('pg_stat_statements_ng_errors_errors', 'b')), 0,
+	'no errors by SQLSTATE on b, where nothing failed');
+
 # one fingerprint for exp_f's statement on both servers, its queryids apart
 my ($fa) = find('pg_stat_statements_ng_errors', 'a', queryid => $fp_a);
 my ($fb) = find('pg_stat_statements_ng_errors', 'b', queryid => $fp_b);

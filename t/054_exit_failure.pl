@@ -1,7 +1,8 @@
 # A backend whose exit callback fails part way (an ERROR there is FATAL and
 # skips the rest of it) leaves its unfolded slots in use: readers still count
 # them, the next backend with the same process number takes them over (it
-# neither trips over them nor overwrites them), folds them at its own exit,
+# neither trips over them nor overwrites them; readers still count them while
+# it holds them, through its partition mask), folds them at its own exit,
 # and so releases their pins: the entries can be evicted again.
 #
 # The failure is injected with pg_stat_statements_ng.debug_fail_at_exit, a
@@ -70,20 +71,29 @@ my $expected = "SELECT count(*) FROM exit_t WHERE a = \$1 5\n"
 is($node->safe_psql('postgres', $calls_query), $expected,
 	'the slots left in use are counted by readers');
 
-# Sessions come and go until one gets that process number and takes over.
+# Sessions come and go until one gets that process number and takes over;
+# it stays connected, idle, holding the slots it took over.
 my $took_over = 0;
+my $heir;
 for (1 .. 8)
 {
-	$node->safe_psql('postgres', 'SELECT 1 AS probe');
+	$heir = $node->background_psql('postgres', on_error_stop => 1);
+	$heir->query_safe('SELECT 1 AS probe');
 	if (slurp_file($node->logfile) =~ /took over (\d+) slots that the previous backend/)
 	{
 		$took_over = $1;
 		last;
 	}
+	$heir->quit;
+	$heir = undef;
 }
 is($took_over, 3, 'the next backend with that process number took over the three slots');
+# read while the heir holds them: its partition mask says where they are
 is($node->safe_psql('postgres', $calls_query), $expected,
 	'nothing was overwritten or lost');
+$heir->quit if defined $heir;
+is($node->safe_psql('postgres', $calls_query), $expected,
+	'nothing was lost at the exit of the backend that took over');
 
 # Their pins are gone with the fold at that backend's exit: with max at its
 # minimum and a stream of new statements, the entries are evicted (a pinned
