@@ -13,6 +13,7 @@ OBJS = \
 	src/errors_sql.o \
 	src/evict.o \
 	src/fingerprint.o \
+	src/fingerprint_cache.o \
 	src/failures.o \
 	src/failures_sqlstate.o \
 	src/funcs.o \

@@ -510,12 +510,85 @@ RETURNS bigint
 AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_fingerprint_1_2'
 LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE COST 1000;
 
--- the statements view gains it as its last column
+-- the statements function and view gain it as their last column, cached
+-- with each text; the view is kept (objects that depend on it stay), its
+-- function replaced
+CREATE FUNCTION pg_stat_statements_ng_1_2(IN showtext boolean,
+    OUT userid oid,
+    OUT dbid oid,
+    OUT toplevel bool,
+    OUT queryid bigint,
+    OUT query text,
+    OUT plans int8,
+    OUT total_plan_time float8,
+    OUT min_plan_time float8,
+    OUT max_plan_time float8,
+    OUT mean_plan_time float8,
+    OUT stddev_plan_time float8,
+    OUT calls int8,
+    OUT total_exec_time float8,
+    OUT min_exec_time float8,
+    OUT max_exec_time float8,
+    OUT mean_exec_time float8,
+    OUT stddev_exec_time float8,
+    OUT rows int8,
+    OUT shared_blks_hit int8,
+    OUT shared_blks_read int8,
+    OUT shared_blks_dirtied int8,
+    OUT shared_blks_written int8,
+    OUT local_blks_hit int8,
+    OUT local_blks_read int8,
+    OUT local_blks_dirtied int8,
+    OUT local_blks_written int8,
+    OUT temp_blks_read int8,
+    OUT temp_blks_written int8,
+    OUT shared_blk_read_time float8,
+    OUT shared_blk_write_time float8,
+    OUT local_blk_read_time float8,
+    OUT local_blk_write_time float8,
+    OUT temp_blk_read_time float8,
+    OUT temp_blk_write_time float8,
+    OUT wal_records int8,
+    OUT wal_fpi int8,
+    OUT wal_bytes numeric,
+    OUT wal_buffers_full int8,
+    OUT jit_functions int8,
+    OUT jit_generation_time float8,
+    OUT jit_inlining_count int8,
+    OUT jit_inlining_time float8,
+    OUT jit_optimization_count int8,
+    OUT jit_optimization_time float8,
+    OUT jit_emission_count int8,
+    OUT jit_emission_time float8,
+    OUT jit_deform_count int8,
+    OUT jit_deform_time float8,
+    OUT parallel_workers_to_launch int8,
+    OUT parallel_workers_launched int8,
+    OUT stats_since timestamp with time zone,
+    OUT minmax_stats_since timestamp with time zone,
+    OUT errors int8,
+    OUT cancels int8,
+    OUT timeouts int8,
+    OUT failed_exec_time float8,
+    OUT last_executed_at timestamp with time zone,
+    OUT text_stored_at timestamp with time zone,
+    OUT exec_p50 float8,
+    OUT exec_p95 float8,
+    OUT exec_p99 float8,
+    OUT plan_p50 float8,
+    OUT plan_p95 float8,
+    OUT plan_p99 float8,
+    OUT fingerprint bigint
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_1_2'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
 CREATE OR REPLACE VIEW pg_stat_statements_ng AS
-  SELECT s.*,
-    CASE WHEN s.queryid IS NOT NULL
-      THEN pg_stat_statements_ng_fingerprint(s.query) END AS fingerprint
-  FROM pg_stat_statements_ng(true) s;
+  SELECT * FROM pg_stat_statements_ng_1_2(true) s;
+
+DROP FUNCTION pg_stat_statements_ng(boolean);
+ALTER FUNCTION pg_stat_statements_ng_1_2(boolean) RENAME TO pg_stat_statements_ng;
 
 -- ---- fingerprint (end) ----
 
@@ -654,8 +727,7 @@ CREATE VIEW pg_stat_statements_ng_history AS
     h.exec_p95,
     h.exec_p99,
     s.query,
-    CASE WHEN s.queryid IS NOT NULL
-      THEN pg_stat_statements_ng_fingerprint(s.query) END AS fingerprint
+    s.fingerprint
   FROM pg_stat_statements_ng_history() h
   LEFT JOIN pg_stat_statements_ng(true) s
     ON s.userid = h.userid AND s.dbid = h.dbid AND s.queryid = h.queryid

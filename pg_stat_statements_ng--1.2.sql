@@ -67,10 +67,11 @@ CREATE FUNCTION pg_stat_statements_ng(IN showtext boolean,
     OUT exec_p99 float8,
     OUT plan_p50 float8,
     OUT plan_p95 float8,
-    OUT plan_p99 float8
+    OUT plan_p99 float8,
+    OUT fingerprint bigint
 )
 RETURNS SETOF record
-AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_1_0'
+AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_1_2'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
 -- the fingerprint of a normalized text: the same for the same statement on
@@ -81,10 +82,7 @@ AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_fingerprint_1_2'
 LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE COST 1000;
 
 CREATE VIEW pg_stat_statements_ng AS
-  SELECT s.*,
-    CASE WHEN s.queryid IS NOT NULL
-      THEN pg_stat_statements_ng_fingerprint(s.query) END AS fingerprint
-  FROM pg_stat_statements_ng(true) s;
+  SELECT * FROM pg_stat_statements_ng(true) s;
 
 GRANT SELECT ON pg_stat_statements_ng TO PUBLIC;
 
@@ -801,8 +799,7 @@ CREATE VIEW pg_stat_statements_ng_history AS
     h.exec_p95,
     h.exec_p99,
     s.query,
-    CASE WHEN s.queryid IS NOT NULL
-      THEN pg_stat_statements_ng_fingerprint(s.query) END AS fingerprint
+    s.fingerprint
   FROM pg_stat_statements_ng_history() h
   LEFT JOIN pg_stat_statements_ng(true) s
     ON s.userid = h.userid AND s.dbid = h.dbid AND s.queryid = h.queryid

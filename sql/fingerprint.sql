@@ -93,6 +93,45 @@ GROUP BY f ORDER BY min(q) COLLATE "C";
 SELECT pg_stat_statements_ng_fingerprint('SELECT ''unterminated') IS NULL AS rejected,
        pg_stat_statements_ng_fingerprint(NULL) IS NULL AS null_in;
 
+-- each text's fingerprint is cached with it by the first read: every row
+-- shows the function's of its text, at the first read and the next ones
+SELECT count(fingerprint) >= 5 AS some,
+       count(*) FILTER (WHERE fingerprint IS DISTINCT FROM
+                              pg_stat_statements_ng_fingerprint(query)) AS differ
+  FROM pg_stat_statements_ng;
+CREATE TEMP TABLE fp_read AS
+  SELECT userid, dbid, queryid, toplevel, query, fingerprint
+    FROM pg_stat_statements_ng;
+SELECT count(fingerprint) >= 5 AS some,
+       count(*) FILTER (WHERE fingerprint IS DISTINCT FROM
+                              pg_stat_statements_ng_fingerprint(query)) AS differ,
+       count(*) FILTER (WHERE fingerprint IS DISTINCT FROM
+                              (SELECT r.fingerprint FROM fp_read r
+                                WHERE (r.userid, r.dbid, r.queryid, r.toplevel, r.query)
+                                    = (s.userid, s.dbid, s.queryid, s.toplevel, s.query)))
+         AS changed
+  FROM pg_stat_statements_ng s WHERE query NOT LIKE '%fp\_read%';
+DROP TABLE fp_read;
+
+-- a key whose entry is reset and made again with another text (an alias:
+-- the same queryid, a text of the same length) has that text's fingerprint,
+-- not the one cached with the text before it
+:reset;
+SELECT 1 AS fp_alias_a;
+SELECT query, fingerprint = pg_stat_statements_ng_fingerprint(query) AS same
+  FROM pg_stat_statements_ng WHERE query LIKE '%fp\_alias%';
+SELECT pg_stat_statements_ng_reset(0, 0, queryid) IS NOT NULL AS t
+  FROM pg_stat_statements_ng WHERE query LIKE '%fp\_alias%';
+SELECT 1 AS fp_alias_b;
+SELECT query, fingerprint = pg_stat_statements_ng_fingerprint(query) AS same
+  FROM pg_stat_statements_ng WHERE query LIKE '%fp\_alias%';
+SELECT query, fingerprint = pg_stat_statements_ng_fingerprint(query) AS same
+  FROM pg_stat_statements_ng WHERE query LIKE '%fp\_alias%';
+:reset;
+SELECT 1 AS fp_alias_c;
+SELECT query, fingerprint = pg_stat_statements_ng_fingerprint(query) AS same
+  FROM pg_stat_statements_ng WHERE query LIKE '%fp\_alias%';
+
 -- another user's rows, for a role without pg_read_all_stats: no text, no
 -- fingerprint
 CREATE ROLE regress_fp_user;

@@ -35,9 +35,9 @@
  * The hash is FNV-1a over those bytes, then one 64-bit finalizer round; it
  * depends on no platform's byte order.
  *
- * Computed when read (the views call pg_stat_statements_ng_fingerprint on
- * each text they show, only when the column is asked for): the tracked
- * path and the entries are untouched.
+ * Computed when read, never on the tracked path: a reader computes a
+ * text's fingerprint once and caches it in the text's header
+ * (fingerprint_cache.c).
  *
  * Locks: none; backend-local work.
  *
@@ -400,24 +400,23 @@ ng_fingerprint(const char *s, int len, uint64 *fp)
 }
 
 /*
- * pg_stat_statements_ng_fingerprint(query text)
- *		The fingerprint of a normalized text (ours or pg_stat_statements'
- *		of any server), or NULL if the scanner rejects it.  Needs no shared
- *		memory: the library need not be preloaded.
+ * ng_fingerprint_or_null
+ *		As ng_fingerprint, but a scanner error is caught: false then (no
+ *		fingerprint); any other error propagates.  No lock of ours may be
+ *		held (the scanner allocates).
  */
-Datum
-pg_stat_statements_ng_fingerprint_1_2(PG_FUNCTION_ARGS)
+bool
+ng_fingerprint_or_null(const char *s, int len, uint64 *fp)
 {
-	char	   *s = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	MemoryContext cxt = CurrentMemoryContext;
 	uint32		holdoff = InterruptHoldoffCount;
 	uint32		cancel_holdoff = QueryCancelHoldoffCount;
-	uint64		fp = 0;
 	bool		ok = false;
 
+	*fp = 0;
 	PG_TRY();
 	{
-		ok = ng_fingerprint(s, strlen(s), &fp);
+		ok = ng_fingerprint(s, len, fp);
 	}
 	PG_CATCH();
 	{
@@ -434,6 +433,22 @@ pg_stat_statements_ng_fingerprint_1_2(PG_FUNCTION_ARGS)
 		ok = false;
 	}
 	PG_END_TRY();
+	return ok;
+}
+
+/*
+ * pg_stat_statements_ng_fingerprint(query text)
+ *		The fingerprint of a normalized text (ours or pg_stat_statements'
+ *		of any server), or NULL if the scanner rejects it.  Needs no shared
+ *		memory: the library need not be preloaded.
+ */
+Datum
+pg_stat_statements_ng_fingerprint_1_2(PG_FUNCTION_ARGS)
+{
+	char	   *s = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	uint64		fp;
+	bool		ok = ng_fingerprint_or_null(s, strlen(s), &fp);
+
 	pfree(s);
 	if (!ok)
 		PG_RETURN_NULL();

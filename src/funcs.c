@@ -42,6 +42,7 @@
 #include "waits.h"
 
 NG_FUNCTION_INFO(pg_stat_statements_ng_1_0);
+NG_FUNCTION_INFO(pg_stat_statements_ng_1_2);
 NG_FUNCTION_INFO(pg_stat_statements_ng_changed_since_1_0);
 NG_FUNCTION_INFO(pg_stat_statements_ng_histogram_1_0);
 NG_FUNCTION_INFO(pg_stat_statements_ng_reset_1_0);
@@ -57,6 +58,16 @@ Datum
 pg_stat_statements_ng_1_0(PG_FUNCTION_ARGS)
 {
 	return ng_sql_statements(fcinfo, NG_API_NG_1_0, PG_GETARG_BOOL(0));
+}
+
+/*
+ * pg_stat_statements_ng(showtext boolean), version 1.2
+ *		As 1.0, with each shown text's fingerprint (fingerprint_cache.c).
+ */
+Datum
+pg_stat_statements_ng_1_2(PG_FUNCTION_ARGS)
+{
+	return ng_sql_statements(fcinfo, NG_API_NG_1_2, PG_GETARG_BOOL(0));
 }
 
 /*

@@ -33,7 +33,8 @@ typedef enum NgApi
 	NG_API_PGSS_1_10,
 	NG_API_PGSS_1_11,
 	NG_API_PGSS_1_12,
-	NG_API_NG_1_0				/* pg_stat_statements_ng 1.0: 1.12's shape */
+	NG_API_NG_1_0,				/* pg_stat_statements_ng 1.0: 1.12's shape */
+	NG_API_NG_1_2				/* 1.2: 1.0's, then fingerprint */
 } NgApi;
 
 /* the extension name the drop-in's SQL functions belong to */

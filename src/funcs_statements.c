@@ -30,6 +30,7 @@
 #include "utils/tuplestore.h"
 
 #include "counters.h"
+#include "fingerprint.h"
 #include "hist.h"
 #include "funcs.h"
 #include "guc.h"
@@ -73,6 +74,8 @@ api_columns(NgApi api)
 			return 52;
 		case NG_API_NG_1_0:
 			return 64;
+		case NG_API_NG_1_2:
+			return 65;
 	}
 	return -1;					/* keep compiler quiet */
 }
@@ -130,6 +133,9 @@ typedef struct StmtRow
 	TimestampTz minmax_stats_since;
 	TimestampTz text_stored_at;
 	TimestampTz last_executed_at;
+	dsa_pointer qtext_dp;		/* the stored text copied */
+	uint64		fingerprint;	/* cached (0: none), then the text's */
+	bool		has_fingerprint;
 	bool		any_pct[NG_NUM_KINDS];
 	double		pct[NG_NUM_KINDS][NG_NUM_FRACTIONS];
 	/* the head of NgCounters, read as one */
@@ -153,6 +159,7 @@ typedef struct StmtRead
 	Size		ntext;
 	Size		maxtext;
 	Size		needtext;		/* what the texts need, when they ran out */
+	NgFpCache	fpc;			/* fingerprints to cache (1.2) */
 } StmtRead;
 
 /*
@@ -212,6 +219,8 @@ stmt_add(NgReader *r, const NgReadRow *in)
 	row->stats_since = in->stats_since;
 	row->minmax_stats_since = in->minmax_stats_since;
 	row->text_stored_at = in->text_stored_at;
+	row->qtext_dp = in->qtext_dp;
+	row->fingerprint = in->fingerprint;
 	memcpy(row->counters, c, NG_COUNTERS_HEAD);
 	if (sr->api >= NG_API_NG_1_0)
 	{
@@ -254,6 +263,27 @@ stmt_grow(NgReader *r)
 		sr->rows = MemoryContextAllocHuge(CurrentMemoryContext,
 										  sizeof(StmtRow) * (Size) sr->maxrows);
 	}
+}
+
+/*
+ * stmt_fingerprints
+ *		Each shown text's fingerprint (none without): cached with the text,
+ *		or computed from the row's copy outside the partition lock, and
+ *		cached for the next reads (fingerprint_cache.c).
+ */
+static void
+stmt_fingerprints(StmtRead *sr, int p)
+{
+	for (int j = 0; j < sr->nrows; j++)
+	{
+		StmtRow    *row = &sr->rows[j];
+
+		row->has_fingerprint = row->qtext_len >= 0 &&
+			ng_fpcache_get(&sr->fpc, &row->key, row->qtext_dp,
+						   row->text_stored_at, sr->texts + row->qtext_off,
+						   row->qtext_len, row->encoding, &row->fingerprint);
+	}
+	ng_fpcache_store(&sr->fpc, p);
 }
 
 /*
@@ -428,8 +458,8 @@ emit_ours(Datum *values, bool *nulls, int *i, const StmtRow *row)
  *		version adds columns to the one before (1.1 the dirtied blocks and
  *		I/O times, 1.2 queryid, 1.3 min/max/mean/stddev; 1.11 renamed
  *		blk_*_time to shared_blk_*_time, same values); our own 1.0 is
- *		pg_stat_statements 1.12's shape.  Columns this major cannot fill are
- *		NULL.
+ *		pg_stat_statements 1.12's shape, and 1.2 adds the fingerprint.
+ *		Columns this major cannot fill are NULL.
  */
 static void
 emit_row(NgRowForm *form, const StmtRead *sr, const StmtRow *row,
@@ -486,6 +516,11 @@ emit_row(NgRowForm *form, const StmtRead *sr, const StmtRow *row,
 	}
 	if (api >= NG_API_NG_1_0)
 		emit_ours(values, nulls, &i, row);
+	if (api >= NG_API_NG_1_2)
+	{
+		values[i] = Int64GetDatumFast((int64) row->fingerprint);
+		nulls[i++] = !row->has_fingerprint;
+	}
 	Assert(i == api_columns(api) + (generation > 0 ? 1 : 0));
 
 	ng_rowform_put(form, values, nulls);
@@ -516,7 +551,7 @@ ng_sql_statements_since(FunctionCallInfo fcinfo, NgApi api, bool showtext,
 	StmtRead	sr;
 	NgRowForm	form;
 
-	ng_check_loaded_as(api == NG_API_NG_1_0 ? NG_NAME : NG_DROPIN_NAME);
+	ng_check_loaded_as(api >= NG_API_NG_1_0 ? NG_NAME : NG_DROPIN_NAME);
 	InitMaterializedSRF(fcinfo, 0);
 	if (rsinfo->setDesc->natts != api_columns(api) + (generation > 0 ? 1 : 0))
 		elog(ERROR, "incorrect number of output arguments");
@@ -550,12 +585,15 @@ ng_sql_statements_since(FunctionCallInfo fcinfo, NgApi api, bool showtext,
 	for (int p = 0; p < NG_NUM_PARTITIONS; p++)
 	{
 		ng_read_partition_with(p, &sr.r);
+		if (api >= NG_API_NG_1_2)
+			stmt_fingerprints(&sr, p);
 		for (int j = 0; j < sr.nrows; j++)
 			emit_row(&form, &sr, &sr.rows[j], generation);
 		stmt_forget(&sr.r);
 	}
 	ng_rowform_end(&form);
 	ng_read_reader_free(&sr.r);
+	ng_fpcache_free(&sr.fpc);
 	pfree(sr.rows);
 	pfree(sr.texts);
 	return (Datum) 0;

@@ -40,6 +40,7 @@
 #include "utils/tuplestore.h"
 
 #include "funcs.h"
+#include "qtext.h"
 #include "shmem.h"
 #include "store.h"
 #include "textconv.h"
@@ -118,7 +119,8 @@ texts_take(TextScan *ts, const NgSharedEntry *entry)
 			ts->maxtext = Max(ts->maxtext * 2, ts->ntext + entry->text_len + 1);
 			return false;
 		}
-		memcpy(ts->texts + ts->ntext, dsa_get_address(ng_area, entry->qtext),
+		memcpy(ts->texts + ts->ntext,
+			   ng_qtext_text(dsa_get_address(ng_area, entry->qtext)),
 			   entry->text_len + 1);
 		row->off = ts->ntext;
 		row->len = entry->text_len;

@@ -38,7 +38,8 @@
  * since the raw parse: the two must agree, or one must be refuted by a
  * scanner error (the raw parse accepted the text); otherwise no text.
  *
- * Text memory: allocations in the DSA area, counted in
+ * Text memory: allocations in the DSA area, each a header (the cached
+ * fingerprint, qtext.h) then the text and its terminator, counted whole in
  * ng_shared->text_bytes (an atomic) and capped by query_text_memory.  A
  * text that does not fit is not stored; the caller counts it.  Freeing is
  * done by whoever removes the text from its entry, under the partition
@@ -502,9 +503,11 @@ dsa_pointer
 ng_qtext_store(const char *qtext, int len)
 {
 	uint64		cap = (uint64) ng_query_text_memory_kb * 1024;
-	uint64		need = (uint64) len + 1;
+	uint64		need = NG_QTEXT_OVERHEAD(len);
 	uint64		cur = pg_atomic_read_u64(&ng_shared->text_bytes);
 	dsa_pointer dp;
+	void	   *stored;
+	char	   *text;
 
 	do
 	{
@@ -523,8 +526,13 @@ ng_qtext_store(const char *qtext, int len)
 		qtext_refused_by_dsa = true;
 		return InvalidDsaPointer;
 	}
-	memcpy(dsa_get_address(ng_area, dp), qtext, len);
-	((char *) dsa_get_address(ng_area, dp))[len] = '\0';
+	stored = dsa_get_address(ng_area, dp);
+	pg_atomic_init_u64(ng_qtext_fingerprint(stored), 0);
+	text = (char *) ng_qtext_text(stored);
+
+	memcpy(text, qtext, len);
+	text[		len] = '\0';
+
 	return dp;
 }
 
@@ -574,11 +582,11 @@ ng_qtext_stamp(void)
 
 /*
  * ng_qtext_free
- *		Free a stored text of length len.
+ *		Free a stored text of length len, and its header.
  */
 void
 ng_qtext_free(dsa_pointer qtext, int len)
 {
 	dsa_free(ng_area, qtext);
-	pg_atomic_fetch_sub_u64(&ng_shared->text_bytes, (uint64) len + 1);
+	pg_atomic_fetch_sub_u64(&ng_shared->text_bytes, NG_QTEXT_OVERHEAD(len));
 }

@@ -8,13 +8,16 @@
  * all; text memory stays within query_text_memory (text_bytes).
  * Locks: ng_qtext_prepare and ng_qtext_store: no partition lock held
  * (ng_qtext_store allocates).  ng_qtext_free, ng_qtext_note_dropped,
- * ng_qtext_stamp: any partition lock may be held.
+ * ng_qtext_stamp: any partition lock may be held.  ng_qtext_text,
+ * ng_qtext_fingerprint: the lock of the partition whose entry holds the
+ * text, any mode (a text is freed only under it, exclusive).
  *
  *-------------------------------------------------------------------------
  */
 #ifndef NG_QTEXT_H
 #define NG_QTEXT_H
 
+#include "port/atomics.h"
 #include "utils/dsa.h"
 
 #include "pg_stat_statements_ng.h"
@@ -39,6 +42,32 @@ extern dsa_pointer ng_qtext_store(const char *qtext, int len);
 extern void ng_qtext_note_dropped(void);
 extern void ng_qtext_free(dsa_pointer qtext, int len);
 extern TimestampTz ng_qtext_stamp(void);
+
+/*
+ * A stored text is a header, then the text and its terminator.  The header
+ * caches the text's fingerprint (fingerprint.h): 0 until a reader computed
+ * it and stored it there (fingerprint_cache.c), or if it is 0 or NULL.
+ */
+typedef struct NgQtextHeader
+{
+	pg_atomic_uint64 fingerprint;
+} NgQtextHeader;
+
+#define NG_QTEXT_OVERHEAD(len)	((uint64) sizeof(NgQtextHeader) + (len) + 1)
+
+/* the NUL-terminated text of a stored text, mapped (dsa_get_address) */
+static inline const char *
+ng_qtext_text(void *stored)
+{
+	return (const char *) stored + sizeof(NgQtextHeader);
+}
+
+/* the cached fingerprint cell of a stored text */
+static inline pg_atomic_uint64 *
+ng_qtext_fingerprint(void *stored)
+{
+	return &((NgQtextHeader *) stored)->fingerprint;
+}
 
 #pragma GCC visibility pop
 

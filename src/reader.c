@@ -49,6 +49,7 @@
 #include "counters.h"
 #include "entry_hist.h"
 #include "guc.h"
+#include "qtext.h"
 #include "reader.h"
 #include "shmem.h"
 #include "slots.h"
@@ -340,10 +341,16 @@ read_entries(NgSharedPartition *part, NgReader *r)
 			row.encoding = entry->encoding;
 			row.qtext = NULL;
 			row.qtext_len = 0;
+			row.qtext_dp = entry->qtext;
+			row.fingerprint = 0;
 			if (r->showtext && DsaPointerIsValid(entry->qtext))
 			{
+				void	   *stored = dsa_get_address(ng_area, entry->qtext);
+
 				row.qtext_len = entry->text_len;
-				row.qtext = dsa_get_address(ng_area, entry->qtext);
+				row.qtext = ng_qtext_text(stored);
+				row.fingerprint =
+					pg_atomic_read_u64(ng_qtext_fingerprint(stored));
 			}
 			if (!r->row(r, &row))
 				return false;

@@ -58,6 +58,8 @@ typedef struct NgReadRow
 	NgHistView	hist;			/* sparse (hist.h) */
 	const char *qtext;			/* NUL-terminated; NULL: none, or !showtext */
 	int			qtext_len;
+	dsa_pointer qtext_dp;		/* the stored text (qtext.h), or invalid */
+	uint64		fingerprint;	/* its cached fingerprint; 0: none */
 	int			encoding;
 	TimestampTz stats_since;
 	TimestampTz minmax_stats_since;
