@@ -71,10 +71,11 @@ $paths});
 
 	# our library is what the name loaded; pg_settings lists the five
 	# settings with two names once, under the name in effect (contrib's):
-	# of ours, the 4 others, the wait profile's 2 and the history's 4
+	# of ours, the 4 others, the wait profile's 2, the history's 4 and
+	# track_plans
 	is( $node->safe_psql('postgres',
 			q{SELECT count(*) FROM pg_settings WHERE name LIKE 'pg\_stat\_statements\_ng.%'}),
-		'10', "$preload: our library is loaded");
+		'11', "$preload: our library is loaded");
 
 	# every pg_stat_statements.* setting is a real setting, with its source,
 	# and is the value in effect (ours shows it too)
