@@ -304,8 +304,8 @@ ng_planid_compute(const PlannedStmt *pstmt)
  *		old list's) and the carrier's two items: nothing frees an item
  *		alone, and a copy of the plan copies each.  The old list is left to
  *		the planner's memory context.  Allocates in the current context,
- *		the planner's, where pstmt was made: a failure there is the
- *		planner's own, raised as its other allocations are.  No lock.
+ *		the planner's, where pstmt was made, without raising an error: out of
+ *		memory, the plan is left without an id (a NULL planid).  No lock.
  */
 void
 ng_planid_attach(PlannedStmt *pstmt, uint64 planid)
@@ -320,7 +320,10 @@ ng_planid_attach(PlannedStmt *pstmt, uint64 planid)
 		return;
 	n = 2 + list_length(old);
 	cells = offsetof(List, initial_elements) + n * sizeof(ListCell);
-	list = palloc(MAXALIGN(cells) + 2 * sizeof(PlanInvalItem));
+	list = palloc_extended(MAXALIGN(cells) + 2 * sizeof(PlanInvalItem),
+						   MCXT_ALLOC_NO_OOM);
+	if (list == NULL)
+		return;
 	items = (PlanInvalItem *) ((char *) list + MAXALIGN(cells));
 	items[0].type = T_PlanInvalItem;
 	items[0].cacheId = NG_PLANID_CARRIER_HI;
