@@ -227,6 +227,31 @@ else
 	failed=$((failed + 1)); failures+=("check-house-self-test")
 fi
 
+# The sanitizer modes (18) start before the per-major runs and run beside
+# them: the majors' TAP tests leave much of the machine idle (server starts
+# and stops, fsync), and each mode works in its own copy of its tree
+# (scripts/sanitize.sh), with its own temporary ports and socket directory.
+# Their results are collected after the majors.
+#   asan: the whole suite (t/021's damaged files among it) under ASan and
+#     UBSan, the server instrumented too;
+#   valgrind: the pg_regress suite and the normalizer's TAP test;
+#   fuzz: the normalizer's and the loader's fuzzers.
+# scripts/asan-persist.sh (the loader's test alone, the server not
+# instrumented) is left for a quick check by hand.
+declare -A san_out san_pid
+san_modes=""
+case " $PGSSNG_MAJORS " in *" 18 "*)
+	bash "$here/setup-sanitizers.sh" >/dev/null || true
+	san_modes="asan valgrind fuzz"
+	san_t0=$(date +%s)
+	for mode in $san_modes; do
+		log "sanitizers: scripts/sanitize.sh $mode (18), in the background"
+		san_out[$mode]=$(mktemp /tmp/pgssng-san-$mode.XXXXXX)
+		bash "$here/sanitize.sh" "$mode" >"${san_out[$mode]}" 2>&1 &
+		san_pid[$mode]=$!
+	done ;;
+esac
+
 for major in $PGSSNG_MAJORS; do
 	run_major "$major"
 done
@@ -245,36 +270,17 @@ case " $PGSSNG_MAJORS " in *" 15 "*)
 	fi ;;
 esac
 
-case " $PGSSNG_MAJORS " in *" 18 "*)
-	# the whole suite (t/021's damaged files among it) under ASan and UBSan
-	# with the server instrumented too, the pg_regress suite and the
-	# normalizer's TAP test under valgrind, the fuzzers (scripts/sanitize.sh);
-	# scripts/asan-persist.sh (the loader's test alone, the server not
-	# instrumented) is left for a quick check by hand
-	# The three run at once: much of each is waiting (server starts and
-	# stops, fsync, valgrind's start-up), and each has its own instances
-	# (temporary ports, its own socket directory)
-	bash "$here/setup-sanitizers.sh" >/dev/null || true
-	declare -A san_out san_pid
-	t0=$(date +%s)
-	for mode in asan valgrind fuzz; do
-		log "sanitizers: scripts/sanitize.sh $mode (18)"
-		san_out[$mode]=$(mktemp /tmp/pgssng-san-$mode.XXXXXX)
-		bash "$here/sanitize.sh" "$mode" >"${san_out[$mode]}" 2>&1 &
-		san_pid[$mode]=$!
-	done
-	for mode in asan valgrind fuzz; do
-		if wait "${san_pid[$mode]}"; then
-			grep -E '^fuzz' "${san_out[$mode]}"
-			echo "ok - sanitize $mode ($(($(date +%s) - t0)) s since the three started)"
-			passed=$((passed + 1))
-		else
-			tail -n 80 "${san_out[$mode]}"
-			echo "not ok - sanitize $mode"; failed=$((failed + 1)); failures+=("sanitize-$mode")
-		fi
-		rm -f "${san_out[$mode]}"
-	done ;;
-esac
+for mode in $san_modes; do
+	if wait "${san_pid[$mode]}"; then
+		grep -E '^fuzz' "${san_out[$mode]}"
+		echo "ok - sanitize $mode (done by $(($(date +%s) - san_t0)) s after the sanitizers started)"
+		passed=$((passed + 1))
+	else
+		tail -n 80 "${san_out[$mode]}"
+		echo "not ok - sanitize $mode"; failed=$((failed + 1)); failures+=("sanitize-$mode")
+	fi
+	rm -f "${san_out[$mode]}"
+done
 
 # packaging: the Debian packages on Debian's 15 (the script moves
 # aside a source build of ours it finds there and puts it back), and the PGXN
