@@ -22,7 +22,11 @@ Works on the source text (no build needed), which is pgindent-formatted:
   code shows up as a circle through the header.
 - includes are the #include "x" lines naming a file of SRCDIR.
 
-A circle is a strongly connected component of more than one file.  With
+A circle is a strongly connected component of more than one file.  The
+calls are also checked between modules, a module being a header and the C
+file of its name (store.h with store.c): store.c calling another module's
+C file whose code calls an inline function of store.h is a module circle,
+though no file calls back the one that called it.  With
 CHECK_HOUSE_EDGES=1 in the environment it also prints every file-level call
 edge (with one name that makes it), to see the layers.
 
@@ -263,6 +267,26 @@ def main():
     for comp in sccs(files, call_edges):
         report('call-circle ' + ' '.join(comp),
                'call circle:\n' + describe_circle(comp, call_edges, why))
+
+    # the same calls between modules: a module is a header and the C file
+    # of its name, so that one module's C file calling another's, whose
+    # code calls the first one's inline functions, is a circle, though no
+    # file calls back the file that called it
+    def module(f):
+        return os.path.splitext(f)[0]
+    mod_edges, mod_why = {}, {}
+    for (a, b), w in why.items():
+        if module(a) != module(b):
+            mod_edges.setdefault(module(a), set()).add(module(b))
+            mod_why.setdefault((module(a), module(b)),
+                               ' (%s, %s -> %s)' % (w.strip(' ()'), a, b))
+    for comp in sccs(set(module(f) for f in files), mod_edges):
+        if any(set(comp) == set(module(f) for f in c)
+               for c in sccs(files, call_edges)):
+            continue            # reported above, file by file
+        report('module-call-circle ' + ' '.join(comp),
+               'module call circle:\n'
+               + describe_circle(comp, mod_edges, mod_why))
 
     for p in problems:
         print('check-house: ' + p)

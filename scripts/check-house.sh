@@ -9,6 +9,9 @@
 #   - src/ files call each other in a circle (at file level; a header's
 #     static inline functions and macros count as the header's, so a header
 #     whose inline code calls back into the files that use it is a circle),
+#     or modules do (a module: a header and the C file of its name; one
+#     module's C file calling another's, whose code calls the first one's
+#     inline functions, is a circle),
 #   - a file of src/ is missing from docs/design.md's file table,
 #   - a comment or a doc names a file, or one of our functions, that does
 #     not exist (scripts/check-names.py says where it looks).
@@ -39,6 +42,12 @@ self_test() {
 	# through a header
 	printf 'extern int d_record(void);\n\nstatic inline int\nd_flush(void)\n{\n\treturn d_record();\n}\n' >"$t/src/d.h"
 	printf '#include "d.h"\n\nint\nd_record(void)\n{\n\treturn 0;\n}\n\nint\nd_use(void)\n{\n\treturn d_flush();\n}\n' >"$t/src/d.c"
+	# a module circle: module p's C file calls module q's, whose C file
+	# calls p's inline function (no file calls back the file that called it)
+	printf 'static inline int\np_bit(int x)\n{\n\treturn x + 1;\n}\n' >"$t/src/p.h"
+	printf '#include "p.h"\n#include "q.h"\n\nint\np_drop(void)\n{\n\treturn q_free();\n}\n' >"$t/src/p.c"
+	printf '#include "p.h"\nextern int q_free(void);\n' >"$t/src/q.h"
+	printf '#include "q.h"\n\nint\nq_free(void)\n{\n\treturn p_bit(0);\n}\n' >"$t/src/q.c"
 	{
 		printf 'int\nlong_one(void)\n{\n'
 		for i in $(seq 1 99); do printf '\tx++;\n'; done
@@ -56,6 +65,8 @@ self_test() {
 		echo "$out" | grep -q '^check-house: call circle:' &&
 		echo "$out" | grep -q '^    a.c -> b.c (b_two)' &&
 		echo "$out" | grep -q '^    d.h -> d.c (d_record)' &&
+		echo "$out" | grep -q '^check-house: module call circle:' &&
+		echo "$out" | grep -q '^    q -> p (p_bit, q.c -> p.h)' &&
 		names_self_test
 }
 

@@ -58,7 +58,7 @@ ng_counters_record_time(NgCounters *c, int k, double t)
  *		The block counts between two snapshots of pgBufferUsage.  The local
  *		and temporary ones, zero for most statements, are added only when
  *		one is not: a count straight into a shared entry then leaves their
- *		cache line alone (store.h, NgSharedEntry's layout).
+ *		cache line alone (entry.h, NgSharedEntry's layout).
  */
 static pg_attribute_always_inline void
 ng_counters_record_blocks_since(NgCounters *c, const BufferUsage *end,

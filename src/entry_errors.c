@@ -7,7 +7,8 @@
  * Why a file of its own: the blocks belong to the entries (store.c frees
  * an entry's block when it leaves the table) but are made and read by
  * code above the store (failures.c records into them, errors_sql.c reads
- * them); this file calls nothing of store.c, as entry_hist.c does not.
+ * them); it includes entry.h, not store.h, and calls nothing of store.c,
+ * as entry_hist.c does not.
  *
  * Locking: a partition's chain and its blocks are under the partition's
  * lock, written with it held exclusively, copied with it held shared.  A

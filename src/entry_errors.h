@@ -21,7 +21,8 @@
 #ifndef NG_ENTRY_ERRORS_H
 #define NG_ENTRY_ERRORS_H
 
-#include "store.h"
+#include "entry.h"
+#include "shmem.h"
 
 #pragma GCC visibility push(hidden)
 

@@ -22,8 +22,8 @@
 #ifndef NG_ENTRY_HIST_H
 #define NG_ENTRY_HIST_H
 
+#include "entry.h"
 #include "hist.h"
-#include "store.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -48,6 +48,19 @@ extern bool ng_entry_hist_add(NgSharedEntry *entry, int kind, int bucket,
 							  uint64 count);
 extern void ng_entry_hist_free(NgSharedEntry *entry);
 extern NgHistView ng_entry_hist_copy(const NgSharedEntry *entry, uint64 *buf);
+
+/*
+ * ng_entry_hist_first_bit
+ *		The group bit (hist.h) of the histogram group held in entry itself,
+ *		or 0 if it holds none.  Caller holds the partition lock, any mode,
+ *		or reads it as a hint.
+ */
+static inline uint32
+ng_entry_hist_first_bit(const NgSharedEntry *entry)
+{
+	return entry->hist_first_group == 0 ? 0 :
+		(uint32) 1 << (entry->hist_first_group - 1);
+}
 
 /* groups of need that entry lacks, read without a lock: a hint */
 static inline uint32

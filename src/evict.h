@@ -19,6 +19,9 @@
 
 #pragma GCC visibility push(hidden)
 
+/* Largest usage an entry can earn; halved by each pass of the clock */
+#define NG_USAGE_MAX			(1U << 30)
+
 /*
  * ng_evict_batch
  *		How many entries one eviction frees on a full table: 1% of max, at

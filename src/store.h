@@ -5,7 +5,12 @@
  *		modules that find, create or remove entries: store, evict, slots,
  *		reader, persist, reset.
  *
- * Owns: NgSharedEntry, the bucket arrays and chains, entry_count.
+ * Owns: the bucket arrays and chains, entry_count; of each entry
+ * (NgSharedEntry, entry.h) its key, hash, chain link, pins and dead flag.
+ * Layers: store.c calls entry_hist.h and entry_errors.h to free what an
+ * entry holds (histogram groups, block of failures) as it leaves; those
+ * two include entry.h, not this header, and call nothing of the store;
+ * eviction (evict.h) calls the store and is not called by it.
  * Promises: at most one partition lock is held at a time, except by a full
  * reset (all of them, in index order); every DSA allocation is made with no
  * partition lock held (ng_entry_prepare allocates before the lock).
@@ -26,109 +31,10 @@
 #ifndef NG_STORE_H
 #define NG_STORE_H
 
-#include "counters.h"
-#include "hist.h"
+#include "entry.h"
 #include "shmem.h"
 
 #pragma GCC visibility push(hidden)
-
-/* Largest usage an entry can earn; halved by each pass of the clock */
-#define NG_USAGE_MAX			(1U << 30)
-
-/*
- * A shared entry, allocated in the DSA area and chained in its partition's
- * hash table.
- *
- * Layout.  A statement counted straight into its entry (slots_count.c, a
- * statement its backend runs less often than its slots turn over) is a
- * cache miss on each line of the entry it touches, so what a lookup and a
- * plain sample touch comes first and together: the head (the key, the
- * chain, usage, the histogram's mask), then the counters, whose time, rows
- * and shared block counts end within the first three lines (local and
- * temporary block counts are added only when not zero: counters_record.h),
- * and whose last_executed_at and changed_generation share a line with the
- * start of the entry's own histogram group.  What only inserts, texts,
- * resets and readers touch comes last.  The whole fits DSA's 640-byte size
- * class (dsa.c), so that each entry starts on a cache line of its own and
- * no allocation is wasted.
- */
-typedef struct NgSharedEntry
-{
-	/* ---- what a lookup and a count touch ---- */
-	NgKey		key;			/* immutable */
-	uint32		hash;			/* immutable: hash of key */
-
-	/*
-	 * Number of backend slots bound to this entry.  Changed with the
-	 * partition lock held in at least shared mode; read under the partition
-	 * lock in exclusive mode by eviction and reset, so it cannot change while
-	 * they look.
-	 */
-	pg_atomic_uint32 pins;
-	dsa_pointer next;			/* partition lock: next in bucket chain */
-	/* partition lock; read without lock by bound slots */
-	uint32		minmax_generation;
-	uint32		usage;			/* partition lock, exclusive to write */
-	/* partition lock: its histogram groups (entry_hist.h) */
-	uint32		hist_mask;		/* which there are */
-	uint8		hist_first_group;	/* the one held here: 1 + its number, or 0
-									 * (ng_entry_hist_first_bit) */
-
-	/*
-	 * Set, with the partition lock held exclusively, when a reset removes an
-	 * entry that slots are still bound to: the entry is out of the hash and
-	 * its memory is freed by whoever drops the last pin.  Bound slots read it
-	 * without a lock.
-	 */
-	bool		dead;
-
-	/*
-	 * Partition lock: a text was dropped for this entry (text memory full)
-	 * and counted in texts_dropped; cleared when a text is stored, so each
-	 * statement kept without text is counted once.
-	 */
-	bool		text_dropped;
-	/* partition lock: it has a block of failures by SQLSTATE (entry_errors.h) */
-	bool		errors_kept;
-	NgCounters	counters;		/* partition lock: the folded counts */
-	uint64		hist_first[NG_HIST_GROUP_SIZE]; /* partition lock */
-
-	/* ---- what inserts, texts, resets and readers touch ---- */
-	dsa_pointer hist_groups;	/* partition lock: the other groups' chain */
-	dsa_pointer qtext;			/* partition lock; InvalidDsaPointer: none */
-	int			text_len;		/* partition lock */
-	int			encoding;		/* partition lock */
-	TimestampTz stats_since;	/* partition lock */
-	TimestampTz minmax_stats_since; /* partition lock */
-	TimestampTz text_stored_at; /* partition lock; 0 if no text */
-} NgSharedEntry;
-
-StaticAssertDecl(sizeof(NgSharedEntry) <= 640,
-				 "an entry fits DSA's 640-byte size class");
-
-/* the layout is planned for 64-bit platforms; elsewhere only its size holds */
-#if SIZEOF_VOID_P == 8 && MAXIMUM_ALIGNOF == 8
-StaticAssertDecl(offsetof(NgSharedEntry, counters) +
-				 offsetof(NgCounters, local_blks_hit) <= 3 * PG_CACHE_LINE_SIZE,
-				 "a count's counters end in the entry's first three lines");
-StaticAssertDecl((offsetof(NgSharedEntry, counters) +
-				  offsetof(NgCounters, last_executed_at)) / PG_CACHE_LINE_SIZE ==
-				 offsetof(NgSharedEntry, hist_first) / PG_CACHE_LINE_SIZE,
-				 "last_executed_at shares a line with the entry's histogram group");
-#endif
-
-/*
- * ng_entry_hist_first_bit
- *		The group bit (hist.h) of the histogram group held in entry itself,
- *		or 0 if it holds none.  Caller holds the partition lock, any mode,
- *		or reads it as a hint.
- */
-static inline uint32
-ng_entry_hist_first_bit(const NgSharedEntry *entry)
-{
-	return entry->hist_first_group == 0 ? 0 :
-		(uint32) 1 << (entry->hist_first_group - 1);
-}
 
 extern uint32 ng_key_hash(const NgKey *key);
 
