@@ -4,8 +4,10 @@
  *		The admission filter: which statement may have a new entry when the
  *		table is (nearly) full.  Inline, for slots_entry.c, the one caller.
  *
- * Locks: none.  The filter's cells are read and written with plain atomic
- * 32-bit loads and stores; callers may hold any lock of ours or none.
+ * Locks: none.  The filter's cells and flag are eviction's state (evict.h,
+ * ng_evict_admit_cell, ng_evict_made_room), read and written with plain
+ * atomic 32-bit loads and stores; callers may hold any lock of ours or
+ * none.
  *
  *-------------------------------------------------------------------------
  */
@@ -71,7 +73,7 @@ admit_filtering(void)
 	if (count >= (uint32) ng_max)
 		return true;
 	return count + ng_evict_batch() >= (uint32) ng_max &&
-		pg_atomic_read_u32(&ng_shared->admit_after_eviction) != 0;
+		ng_evict_made_room();
 }
 
 /* key's cell of the filter, and its fingerprint there (odd, never 0) */
@@ -81,7 +83,7 @@ admit_cell(const NgKey *key, uint32 *fingerprint)
 	uint64		h = ng_key_mix64(key);
 
 	*fingerprint = (uint32) (h >> 32) | 1;
-	return &ng_shared->admit_seen[h & (NG_ADMIT_CELLS - 1)];
+	return ng_evict_admit_cell(h);
 }
 
 /*

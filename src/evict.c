@@ -89,6 +89,28 @@ evict_entry(NgSharedPartition *part, NgSharedEntry *entry, dsa_pointer dp,
 }
 
 /*
+ * evict_hand_next
+ *		The bucket the partition's clock hand is at, the hand moved on to
+ *		the next.  A bucket array that grew (store.c doubles it, rehashing
+ *		the chains) is walked from its first bucket.  Caller holds the
+ *		partition lock exclusively; the partition has buckets.
+ */
+static uint32
+evict_hand_next(NgSharedPartition *part)
+{
+	uint32		b;
+
+	if (part->clock_nbuckets != part->nbuckets)
+	{
+		part->clock_bucket = 0;
+		part->clock_nbuckets = part->nbuckets;
+	}
+	b = part->clock_bucket;
+	part->clock_bucket = (b + 1) & (part->nbuckets - 1);
+	return b;
+}
+
+/*
  * evict_sweep_partition
  *		Evict up to want entries from a partition whose lock the caller holds
  *		exclusively, walking at most one revolution of its buckets.  Adds to
@@ -110,10 +132,9 @@ evict_sweep_partition(NgSharedPartition *part, int64 want, bool recycle,
 
 	for (uint32 step = 0; step < part->nbuckets && evicted < want; step++)
 	{
-		uint32		b = part->clock_bucket;
+		uint32		b = evict_hand_next(part);
 		dsa_pointer cur = buckets[b];
 
-		part->clock_bucket = (b + 1) & (part->nbuckets - 1);
 		while (DsaPointerIsValid(cur))
 		{
 			NgSharedEntry *entry = dsa_get_address(ng_area, cur);
@@ -225,6 +246,32 @@ ng_evict_make_room(void)
 	if (pg_atomic_read_u32(&ng_shared->admit_after_eviction) == 0)
 		pg_atomic_write_u32(&ng_shared->admit_after_eviction, 1);
 	return pg_atomic_read_u32(&ng_shared->entry_count) < max;
+}
+
+/*
+ * ng_evict_init_shmem
+ *		Set eviction's shared state for a new shared state (memory zeroed):
+ *		the hand over partitions, the admission filter's cells and flag.
+ *		The partitions' hands start at zero.  Called by the postmaster.
+ */
+void
+ng_evict_init_shmem(void)
+{
+	pg_atomic_init_u32(&ng_shared->clock_partition, 0);
+	pg_atomic_init_u32(&ng_shared->admit_after_eviction, 0);
+	for (int i = 0; i < NG_ADMIT_CELLS; i++)
+		pg_atomic_init_u32(&ng_shared->admit_seen[i], 0);
+}
+
+/*
+ * ng_evict_forget_room
+ *		The table is empty (a full reset): the admission filter waits for it
+ *		to fill again.  Caller holds every partition lock.
+ */
+void
+ng_evict_forget_room(void)
+{
+	pg_atomic_write_u32(&ng_shared->admit_after_eviction, 0);
 }
 
 /*
@@ -356,7 +403,7 @@ ng_evict_to_limit(void)
 /*
  * evict_texts_in_partition
  *		Drop texts of entries of a partition whose lock the caller holds
- *		exclusively, walking from the partition's clock hand and preferring
+ *		exclusively, walking its buckets from the first and preferring
  *		entries without usage, until text memory is within cap.  The entries
  *		and their counts stay; a later parse stores the text again if there
  *		is room.  Returns the number of texts dropped.

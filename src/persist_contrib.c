@@ -209,7 +209,7 @@ contrib_import_entry(const ContribEntry *e, TimestampTz since, TimestampTz now)
 	de.minmax_stats_since = e->tail.minmax_stats_since > 0 ?
 		e->tail.minmax_stats_since : since;
 	de.text_stored_at = now;
-	de.usage = (uint32) Max(1.0, Min(e->usage, (double) NG_USAGE_MAX));
+	de.usage = ng_evict_usage_from_contrib(e->usage);
 	de.encoding = e->tail.encoding;
 	qtext = contrib_text(e, &de.text_len);
 	if (qtext == NULL)

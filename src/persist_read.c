@@ -76,7 +76,7 @@ persist_check_entry(NgDumpReader *r, NgDumpEntry *de, uint64 *hist,
 	if (!PG_VALID_ENCODING(de->encoding))
 		return "invalid encoding";
 	if (de->counters.calls[NG_PLAN] < 0 || de->counters.calls[NG_EXEC] < 0 ||
-		de->usage > NG_USAGE_MAX)
+		!ng_evict_usage_valid(de->usage))
 		return "invalid counters";
 	/* a bool from the file: read as the byte it is before it is used */
 	if (*(const uint8 *) &de->key.toplevel > 1)

@@ -146,7 +146,7 @@ ng_persist_restore_entry(const NgDumpEntry *de, const uint64 *hist,
 			 * the restart still tells which entries changed after it.
 			 */
 			entry->counters = de->counters;
-			entry->usage = de->usage;
+			ng_evict_usage_restore(entry, de->usage);
 			entry->stats_since = de->stats_since;
 			entry->minmax_stats_since = de->minmax_stats_since;
 			if (DsaPointerIsValid(entry->qtext))

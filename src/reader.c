@@ -48,6 +48,7 @@
 
 #include "counters.h"
 #include "entry_hist.h"
+#include "evict.h"
 #include "guc.h"
 #include "qtext.h"
 #include "reader.h"
@@ -333,7 +334,7 @@ read_entries(NgSharedPartition *part, NgReader *r)
 			row.key = entry->key;
 			row.entry = cur;
 			row.minmax_generation = entry->minmax_generation;
-			row.usage = entry->usage;
+			row.usage = ng_evict_usage_for_dump(entry);
 			row.counters = entry_counters(r->scratch, entry, cur, &row.hist);
 			row.stats_since = entry->stats_since;
 			row.minmax_stats_since = entry->minmax_stats_since;

@@ -24,6 +24,7 @@
 
 #include "counters.h"
 #include "guc.h"
+#include "evict.h"
 #include "history.h"
 #include "reset.h"
 #include "shmem.h"
@@ -210,8 +211,7 @@ ng_store_reset(Oid userid, Oid dbid, uint64 queryid, bool minmax_only)
 		SpinLockRelease(&ng_shared->mutex);
 		pg_atomic_write_u32(&ng_shared->losses_logged, 0);
 		pg_atomic_write_u64(&ng_shared->sqlstates_lost, 0);
-		/* the table is empty: the admission filter waits for it to fill */
-		pg_atomic_write_u32(&ng_shared->admit_after_eviction, 0);
+		ng_evict_forget_room();
 		for (int i = NG_NUM_PARTITIONS - 1; i >= 0; i--)
 			LWLockRelease(ng_shared->partitions[i].lock);
 	}

@@ -17,6 +17,7 @@
 #include "storage/shmem.h"
 #include "utils/timestamp.h"
 
+#include "evict.h"
 #include "history.h"
 #include "persist.h"
 #include "setup.h"
@@ -66,10 +67,8 @@ ng_store_init_shmem(void)
 
 		memset(ng_shared, 0, ng_shmem_fixed_size());
 		pg_atomic_init_u32(&ng_shared->entry_count, 0);
-		pg_atomic_init_u32(&ng_shared->admit_after_eviction, 0);
 		pg_atomic_init_u64(&ng_shared->text_bytes, 0);
 		pg_atomic_init_u64(&ng_shared->text_stamp, 0);
-		pg_atomic_init_u32(&ng_shared->clock_partition, 0);
 		pg_atomic_init_u32(&ng_shared->losses_logged, 0);
 
 		/*
@@ -85,8 +84,7 @@ ng_store_init_shmem(void)
 		pg_atomic_init_u64(&ng_shared->sqlstates_lost, 0);
 		pg_atomic_init_u32(&ng_shared->dsa_capped, 0);
 		pg_atomic_init_u64(&ng_shared->dsa_retry_at, 0);
-		for (int i = 0; i < NG_ADMIT_CELLS; i++)
-			pg_atomic_init_u32(&ng_shared->admit_seen[i], 0);
+		ng_evict_init_shmem();
 		SpinLockInit(&ng_shared->mutex);
 		ng_shared->stats.stats_reset = GetCurrentTimestamp();
 		for (int i = 0; i < NG_NUM_PARTITIONS; i++)

@@ -86,7 +86,7 @@ typedef struct NgSharedPartition
 	dsa_pointer buckets;		/* lock: array of nbuckets dsa_pointer */
 	uint32		nbuckets;		/* lock: a power of two, or 0 */
 	uint32		nentries;		/* lock: live entries */
-	uint32		clock_bucket;	/* lock (exclusive): eviction hand */
+	uint32		clock_bucket;	/* lock (exclusive): eviction's hand (evict.h) */
 	uint32		history_pending;	/* lock (exclusive): see below */
 
 	/*
@@ -101,7 +101,9 @@ typedef struct NgSharedPartition
 	dsa_pointer history_departed;
 	/* lock: the entries' blocks of failures by SQLSTATE (entry_errors.h) */
 	dsa_pointer errors;
-	char		pad_write[PG_CACHE_LINE_SIZE - 4 * sizeof(dsa_pointer) - 4 * sizeof(uint32)];
+	uint32		clock_nbuckets; /* lock (exclusive): the nbuckets of
+								 * clock_bucket (evict.h) */
+	char		pad_write[PG_CACHE_LINE_SIZE - 4 * sizeof(dsa_pointer) - 5 * sizeof(uint32)];
 } NgSharedPartition;
 
 StaticAssertDecl(sizeof(NgSharedPartition) == 2 * PG_CACHE_LINE_SIZE,
@@ -155,25 +157,26 @@ typedef struct NgSharedState
 	char		pad_change_generation[PG_CACHE_LINE_SIZE - sizeof(pg_atomic_uint64) - sizeof(uint32)];
 
 	/*
-	 * The admission filter (slots_entry.c): fingerprints of keys refused an
-	 * entry while the table was full, one per cell, 0 = empty.  Read and
-	 * overwritten with plain (atomic, 32-bit) loads and stores, by any
-	 * backend, without lock: two stores to one cell at once only make the
-	 * filter forget one of the keys.  Only the new-statement path touches it,
-	 * on cache lines of its own.
+	 * The admission filter (admit.h; evict.h owns the state): fingerprints of
+	 * keys refused an entry while the table was full, one per cell, 0 =
+	 * empty.  Read and overwritten with plain (atomic, 32-bit) loads and
+	 * stores, by any backend, without lock: two stores to one cell at once
+	 * only make the filter forget one of the keys.  Only the new-statement
+	 * path touches it, on cache lines of its own.
 	 */
 	pg_atomic_uint32 admit_seen[NG_ADMIT_CELLS];
 
 	int			dsa_tranche;	/* set by postmaster */
 	pg_atomic_uint32 entry_count;	/* live entries in all partitions */
-	pg_atomic_uint32 admit_after_eviction;	/* 1 once an eviction made room (0
-											 * after a full reset): the
-											 * admission filter works a batch
-											 * below max from then */
+	pg_atomic_uint32 admit_after_eviction;	/* evict.h: 1 once an eviction
+											 * made room (0 after a full
+											 * reset): the admission filter
+											 * works a batch below max from
+											 * then */
 	pg_atomic_uint64 text_bytes;	/* DSA bytes held by texts */
 	pg_atomic_uint64 text_stamp;	/* the last text_stored_at given (qtext.c,
 									 * ng_qtext_stamp) */
-	pg_atomic_uint32 clock_partition;	/* eviction: next partition */
+	pg_atomic_uint32 clock_partition;	/* evict.h: the hand over partitions */
 	pg_atomic_uint32 losses_logged; /* NgLoss bits already logged */
 	pg_atomic_uint64 hist_bytes;	/* DSA bytes held by entries' histogram
 									 * groups (entry_hist.c) */

@@ -62,6 +62,7 @@ slot_insert_locked(NgSharedPartition *part, const NgKey *key, uint32 hash,
 		if (DsaPointerIsValid(*dp))
 		{
 			entry = dsa_get_address(ng_area, *dp);
+			ng_evict_usage_init(entry);
 			*tdp = InvalidDsaPointer;	/* the entry owns it now */
 			*reserved = false;
 		}

@@ -215,7 +215,6 @@ store_grow_buckets(NgSharedPartition *part)
 	}
 	part->buckets = newdp;
 	part->nbuckets = newsize;
-	part->clock_bucket = 0;
 }
 
 /*
@@ -302,7 +301,6 @@ ng_entry_insert(NgSharedPartition *part, const NgKey *key, uint32 hash,
 	entry->hash = hash;
 	pg_atomic_init_u32(&entry->pins, 0);
 	entry->dead = false;
-	entry->usage = 1;
 	entry->qtext = qtext;
 	entry->text_len = DsaPointerIsValid(qtext) ? text_len : 0;
 	entry->text_stored_at = DsaPointerIsValid(qtext) ? ng_qtext_stamp() : 0;
