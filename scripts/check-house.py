@@ -20,7 +20,10 @@ Works on the source text (no build needed), which is pgindent-formatted:
   header's: a file that uses one depends on the header, and the header on
   whatever the inline function calls, so a circle through a header's inline
   code shows up as a circle through the header.
-- includes are the #include "x" lines naming a file of SRCDIR.
+- files are every .c and .h under SRCDIR, named by their path from it
+  (slots/count.c);
+- includes are the #include "x" lines naming a file of SRCDIR, looked for
+  beside the including file first, then from SRCDIR, as the compiler does.
 
 A circle is a strongly connected component of more than one file.  With
 CHECK_HOUSE_EDGES=1 in the environment it also prints every file-level call
@@ -184,7 +187,11 @@ def main():
                 if line:
                     allowed.add(' '.join(line.split()))
 
-    files = sorted(f for f in os.listdir(srcdir) if f.endswith(('.c', '.h')))
+    # every .c and .h file under srcdir, named by its path from there
+    # (slots/count.c)
+    files = sorted(os.path.relpath(os.path.join(d, n), srcdir)
+                   for d, _, names in os.walk(srcdir)
+                   for n in names if n.endswith(('.c', '.h')))
     problems, excused = [], []
 
     seen = set()
@@ -224,8 +231,17 @@ def main():
     for f in files:
         for line in raw[f].split('\n'):
             m = INCLUDE.match(line)
-            if m and m.group(1) in raw and m.group(1) != f:
-                inc_edges.setdefault(f, set()).add(m.group(1))
+            if not m:
+                continue
+            # as the compiler looks: beside the including file, then from
+            # srcdir (the -I of the Makefile)
+            for cand in (os.path.normpath(os.path.join(os.path.dirname(f),
+                                                       m.group(1))),
+                         os.path.normpath(m.group(1))):
+                if cand in raw:
+                    if cand != f:
+                        inc_edges.setdefault(f, set()).add(cand)
+                    break
     for comp in sccs(files, inc_edges):
         report('include-circle ' + ' '.join(comp),
                'include circle:\n' + describe_circle(comp, inc_edges, {}))

@@ -98,8 +98,9 @@ case "${1:-}" in
 		rc=0
 		python3 "$here/check-house.py" "$top/src" "$here/check-house.allow" || rc=1
 		# docs/design.md's file table names every file of src/
-		for f in "$top"/src/*.[ch]; do
-			f=$(basename "$f")
+		# (a file of a folder of src/, such as slots/count.c, by its path
+		# from src/)
+		for f in $(cd "$top/src" && find . -name '*.[ch]' | sed 's|^\./||' | sort); do
 			if ! grep -q "^| .*\`$f\`" "$top/docs/design.md"; then
 				echo "check-house: $f is missing from docs/design.md's file table"
 				rc=1

@@ -5,7 +5,7 @@
  *		measure statements.
  *
  * Why a file of its own: this is where PostgreSQL calls us.  The hooks only
- * measure and hand samples to slots_count.c; they hold no lock of ours across a
+ * measure and hand samples to slots/count.c; they hold no lock of ours across a
  * call into PostgreSQL, and raise no error of ours: whatever goes wrong in
  * the extension degrades into a lost text or a counted loss.
  *
@@ -53,7 +53,7 @@
 #include "qtext.h"
 #include "setup.h"
 #include "shmem.h"
-#include "slots.h"
+#include "slots/slots.h"
 #include "timers.h"
 
 PG_MODULE_MAGIC;

@@ -27,7 +27,7 @@
 #include "history.h"
 #include "reset.h"
 #include "shmem.h"
-#include "slots.h"
+#include "slots/slots.h"
 #include "store.h"
 #include "waits.h"
 

@@ -39,7 +39,7 @@
  * A shared entry, allocated in the DSA area and chained in its partition's
  * hash table.
  *
- * Layout.  A statement counted straight into its entry (slots_count.c, a
+ * Layout.  A statement counted straight into its entry (slots/count.c, a
  * statement its backend runs less often than its slots turn over) is a
  * cache miss on each line of the entry it touches, so what a lookup and a
  * plain sample touch comes first and together: the head (the key, the
@@ -137,7 +137,7 @@ extern uint32 ng_key_hash(const NgKey *key);
  *		The 64 bits ng_key_hash folds to 32.  queryid is already a good hash;
  *		one round of a 64-bit finalizer (xor-shift-multiply) spreads the
  *		user, database and level over every bit.  Inline: the admission
- *		filter (slots_entry.c) takes its cell and fingerprint from it.
+ *		filter (slots/entry.c) takes its cell and fingerprint from it.
  */
 static inline uint64
 ng_key_mix64(const NgKey *key)

@@ -1,21 +1,21 @@
 /*-------------------------------------------------------------------------
  *
- * slots_bind.c
+ * bind.c
  *		Binding a slot of this backend to a statement: choosing a free slot
  *		or the least recently used one to give up (released by
- *		slots_fold.c), and recording the binding in the slot.
+ *		fold.c), and recording the binding in the slot.
  *
  * Why a file of its own: choosing and recording a binding is the step
- * between a statement's entry (found in slots_entry.c) and counting in a
- * slot (slots_count.c); counts move between a slot and the shared table in
- * slots_fold.c.  The hot path comes here only when a statement has no slot
+ * between a statement's entry (found in entry.c) and counting in a
+ * slot (count.c); counts move between a slot and the shared table in
+ * fold.c.  The hot path comes here only when a statement has no slot
  * yet or its entry was removed.  slots_int.h describes the whole slot
  * protocol.
  *
  * Locking.  Nothing here takes a lock itself: the victim is released by
- * ng_slot_release (slots_fold.c), which takes its partition lock, waiting
+ * ng_slot_release (fold.c), which takes its partition lock, waiting
  * only for the last resort of slot_find_victim; the entry is had through
- * slots_entry.c, without waiting.
+ * entry.c, without waiting.
  *
  *-------------------------------------------------------------------------
  */
@@ -232,7 +232,7 @@ slot_find_free(void)
  * ng_slot_bind
  *		Give key a slot of mine, bound to its shared entry if that can be had
  *		without waiting.  Returns the slot index; or -1, taking no slot, when
- *		the admission filter refused the key an entry (slots_entry.c): the
+ *		the admission filter refused the key an entry (entry.c): the
  *		caller counts the sample as unadmitted, as the slot's fold would
  *		have, without the slot's bind and fold.  An execution's refusal
  *		notes the key in the filter; a planning's only asks (the execution
@@ -253,7 +253,7 @@ ng_slot_bind(NgLocalEntry *le, const NgTextSource *src, bool execution)
 	/*
 	 * Spare histogram groups for the folds of this slot and the others, made
 	 * now, when a new statement may allocate anyway: the folds at exit cannot
-	 * (slots_fold.c).
+	 * (fold.c).
 	 */
 	(void) ng_hist_spares_fill(NG_HIST_SPARES_KEPT);
 

@@ -2,7 +2,7 @@
  *
  * admit.h
  *		The admission filter: which statement may have a new entry when the
- *		table is (nearly) full.  Inline, for slots_entry.c, the one caller.
+ *		table is (nearly) full.  Inline, for entry.c, the one caller.
  *
  * Locks: none.  The filter's cells are read and written with plain atomic
  * 32-bit loads and stores; callers may hold any lock of ours or none.

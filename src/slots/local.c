@@ -1,14 +1,14 @@
 /*-------------------------------------------------------------------------
  *
- * slots_local.c
+ * local.c
  *		Backend-local bookkeeping of the slots: the state this backend keeps
  *		about its own slots and keys (declared in slots_int.h, with the
  *		inline helpers the hot path uses), what its last few parses showed,
  *		and the text a new entry may be given.
  *
  * Why a file of its own: none of this touches shared memory but to read
- * the text memory counter; it is what the binding (slots_bind.c) and the
- * hot path (slots_count.c) consult about a key.
+ * the text memory counter; it is what the binding (bind.c) and the
+ * hot path (count.c) consult about a key.
  *
  * Locking.  None: everything here is private to the backend.
  *

@@ -1,11 +1,11 @@
 /*-------------------------------------------------------------------------
  *
- * slots_count.c
+ * count.c
  *		The hot path: counting one execution or planning of a statement in
  *		this backend's slot, and noting what a parse showed.
  *
  * Why a file of its own: this runs for every statement, and must stay
- * small and visibly free of locks.  It uses the binding (slots_bind.c)
+ * small and visibly free of locks.  It uses the binding (bind.c)
  * only when a statement has no slot yet or its entry was removed, and
  * includes nothing of eviction, persistence or the SQL functions.
  * slots_int.h describes the whole slot protocol.
@@ -23,7 +23,7 @@
  * folded first, waiting for its partition lock as a new statement does.  A
  * statement without a slot that the backend runs less often than its slots
  * turn over is counted into its entry under the partition lock, exclusive
- * and never waited for (slots_entry.c); busy, it takes a slot instead.  A
+ * and never waited for (entry.c); busy, it takes a slot instead.  A
  * sample a reset voided, and an unbound slot's first since a reset voided
  * it, are written under the partition lock, shared (slot_write_locked).  A
  * parse takes the partition lock (and may wait for it) only to create an
@@ -314,7 +314,7 @@ count_into_entry_if_rare(NgLocalEntry *le, uint64 prev_counted,
  *		through this backend's refused counts; a planning is not kept.  No
  *		lock, no atomic read-modify-write (a full barrier).  le is
  *		forgotten: one-offs would grow the local map until its next trim
- *		(slots_life.c); the filter's fingerprint remembers the statement.
+ *		(life.c); the filter's fingerprint remembers the statement.
  */
 static void
 count_refused(NgLocalEntry *le, const NgSample *sample)

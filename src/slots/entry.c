@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * slots_entry.c
+ * entry.c
  *		Finding or creating the shared entry a slot of this backend binds
  *		to, and the pin a parse carries to the execution that binds it.
  *
@@ -547,7 +547,7 @@ ng_slot_count_direct(NgLocalEntry *le, const NgSample *sample, const NgTextSourc
  *		free, and a spare histogram group is at hand should the sample's
  *		bucket need one.  Returns false, having changed nothing, otherwise.
  *		For a key this backend runs less often than its slots turn over
- *		(slots_count.c): one exclusive partition lock instead of the fold of
+ *		(count.c): one exclusive partition lock instead of the fold of
  *		the least recently used slot (that lock) and a bind (the lock
  *		shared, a pin).  Caller holds no lock of ours; nothing here waits or
  *		allocates.

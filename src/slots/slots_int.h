@@ -3,39 +3,39 @@
  * slots_int.h
  *		What the slot files share among themselves: the backend-local state
  *		of this backend's slots, the slot write protocol, and the inline
- *		helpers the hot path needs.  Included by the slot*.c files only;
+ *		helpers the hot path needs.  Included by the files of src/slots/ only;
  *		other files use slots.h.
  *
  * The slot files, and what each owns, from the top down: a file calls only
  * files below it in this list (kept by review; scripts/check-house.sh checks
  * only that they call each other in no circle).
  *
- *	slots_count.c	the hot path: counting an execution, noting a parse
- *	slots_life.c	attaching (and taking over slots a failed exit left),
+ *	count.c	the hot path: counting an execution, noting a parse
+ *	life.c	attaching (and taking over slots a failed exit left),
  *					the periodic maintenance, the fold of every slot at exit
- *	slots_bind.c	binding a slot: a free one, or the least recently used
+ *	bind.c	binding a slot: a free one, or the least recently used
  *					one given up
- *	slots_entry.c	finding or creating a slot's entry (on a full table,
+ *	entry.c	finding or creating a slot's entry (on a full table,
  *					past the admission filter), the pin a parse carries to
  *					its execution, counting without a slot area or straight
  *					into an entry, giving an unbound slot's key an entry
  *					before its fold
- *	slots_fold.c	folding a slot into its entry and releasing it (also
+ *	fold.c	folding a slot into its entry and releasing it (also
  *					the idle bound slots, for eviction), or keeping it bound
  *					when its histogram cells are wanted
- *	slots_cells.c	a slot's histogram cells past the hot path's inline hit:
+ *	cells.c	a slot's histogram cells past the hot path's inline hit:
  *					a bucket's new cell from the pool, the spare groups a
  *					fold will need
- *	slots_local.c	backend-local bookkeeping: the state below, recent
+ *	local.c	backend-local bookkeeping: the state below, recent
  *					parses, the text a new entry may get
- *	slot_area.c		the slot areas in main shared memory (sizes, layout,
+ *	area.c		the slot areas in main shared memory (sizes, layout,
  *					initialization) and the lock-free read of a slot
  *
  * Layout.  Each process that can run queries owns an NgBackendSlots area in
  * main shared memory (indexed by its PGPROC number): a map saying which
  * partition each slot counts for, its cell pool, then its NgSlot structs:
  * ng_slots_per_backend of them for a client backend, fewer for any other
- * process (slot_area.c).  The backend works with its own area's count,
+ * process (area.c).  The backend works with its own area's count,
  * ngs_nslots, never the setting.  Apart from the areas, each process has a
  * partition mask saying which partitions its slots count for, so that
  * readers skip the areas of processes with no slot in the partition they
@@ -157,10 +157,10 @@ typedef struct NgLocalSlot
 								 * was last seen alive, with the slot's
 								 * min/max generation its own */
 	int			spares_owed;	/* histogram groups its cells opened that its
-								 * entry lacked (slots_count.c) */
+								 * entry lacked (count.c) */
 } NgLocalSlot;
 
-/* ---- backend-local state (defined in slots_local.c) ---- */
+/* ---- backend-local state (defined in local.c) ---- */
 
 extern NgBackendSlots *ngs_my_area; /* my slot area, or NULL */
 extern int	ngs_nslots;			/* my area's slots (its nslots), or 0 */
@@ -312,8 +312,8 @@ slot_cell_index(int i)
 }
 
 /*
- * Counting a sample in a slot's cells: inline in slots_count.c when the
- * bucket's cell is in the index; else these (slots_cells.c).
+ * Counting a sample in a slot's cells: inline in count.c when the
+ * bucket's cell is in the index; else these (cells.c).
  */
 extern bool ng_slot_hist_count_new(NgSlot *slot, int i, int kind, int bucket);
 extern void ng_slot_owe_group(const NgSlot *slot, NgLocalSlot *ls, int kind,
@@ -467,16 +467,16 @@ text_note(NgLocalEntry *le, bool qtext_offered, bool got_entry, bool has_text)
 	le->text_bytes_seen = pg_atomic_read_u64(&ng_shared->text_bytes);
 }
 
-/* Functions in slots_life.c */
+/* Functions in life.c */
 extern bool ng_slots_attach_first(void);
 
-/* Functions in slots_local.c */
+/* Functions in local.c */
 extern void ng_recent_note(uint64 queryid, bool has_constants,
 						   const char *normalized, int len);
 extern char *ng_slot_text(const NgLocalEntry *le, const NgTextSource *src,
 						  int *len);
 
-/* Functions in slots_entry.c */
+/* Functions in entry.c */
 extern bool ng_slot_room_lacking(void);
 extern NgSharedEntry *ng_slot_get_entry(const NgKey *key, uint32 hash,
 										const char *qtext, int text_len,
@@ -496,11 +496,11 @@ extern bool ng_slot_count_into_entry(NgLocalEntry *le, const NgSample *sample);
 extern bool ng_slot_adopt_entry(int i, bool wait);
 extern bool ng_slot_parse_refused(NgLocalEntry *le, const NgTextSource *src);
 
-/* Functions in slots_bind.c */
+/* Functions in bind.c */
 extern int	ng_slot_bind(NgLocalEntry *le, const NgTextSource *src,
 						 bool execution);
 
-/* Functions in slots_fold.c */
+/* Functions in fold.c */
 extern void ng_slots_reclaim_cells(void);
 extern void ng_slots_flush_cells(void);
 extern bool ng_slot_release(int i, bool wait);
