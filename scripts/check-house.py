@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""check-house.py -- the shape of src/: file and function sizes, include and
-call circles.  Run by scripts/check-house.sh (see there for the rules).
+"""check-house.py -- the shape of src/: file and function sizes, functions'
+parameters, include and call circles.  Run by scripts/check-house.sh (see there for the rules).
 
 Usage: check-house.py SRCDIR [ALLOWLIST]
 
@@ -9,6 +9,9 @@ Works on the source text (no build needed), which is pgindent-formatted:
 - a function definition is a line starting in column 0 with NAME( whose
   parameter list is followed by a "{" in column 0; its length is counted from
   the line after the name line to its closing "}" in column 0 (inclusive);
+- a definition's parameters are the text between its parentheses, split at
+  the commas outside nested ones; a bool parameter is one declared
+  "bool name" (a pointer to a bool is an out-parameter, not a flag);
 - a function-like macro (#define NAME(...)) in a header counts as a function
   defined in that header;
 - calls are found by name: after comments, strings and character constants
@@ -41,6 +44,8 @@ import sys
 
 MAX_FILE_LINES = 1000
 MAX_FUNCTION_LINES = 100
+MAX_PARAMETERS = 6
+MAX_BOOL_PARAMETERS = 2
 
 IDENT = re.compile(r'[A-Za-z_][A-Za-z0-9_]*')
 NAME_LINE = re.compile(r'^([A-Za-z_][A-Za-z0-9_]*)\(')
@@ -107,6 +112,39 @@ def functions(lines):
         found.append((m.group(1), i, k))
         i = k + 1
     return found
+
+
+def parameters(lines, start):
+    """The parameters of the definition whose name line is lines[start]:
+    the text between its parentheses, split at the commas outside nested
+    parentheses (a function pointer's own list); [] for (void)."""
+    text = ' '.join(lines[start:start + 40])
+    i = text.index('(') + 1
+    depth, params, cur = 1, [], ''
+    while i < len(text) and depth > 0:
+        c = text[i]
+        if c == '(':
+            depth += 1
+        elif c == ')':
+            depth -= 1
+            if depth == 0:
+                break
+        if c == ',' and depth == 1:
+            params.append(cur)
+            cur = ''
+        else:
+            cur += c
+        i += 1
+    params.append(cur)
+    params = [' '.join(p.split()) for p in params]
+    if params == ['void'] or params == ['']:
+        return []
+    return params
+
+
+def is_bool(param):
+    """A parameter passed as a bool (a flag), not a pointer to one."""
+    return re.match(r'^(const )?bool [A-Za-z_][A-Za-z0-9_]*$', param) is not None
 
 
 def macros(lines):
@@ -221,6 +259,16 @@ def main():
                 report('function %s %s' % (f, name),
                        'function %s in %s: %d lines (more than %d)'
                        % (name, f, length, MAX_FUNCTION_LINES))
+            params = parameters(code[f], start)
+            bools = sum(1 for p in params if is_bool(p))
+            if 'fixed-signature %s %s' % (f, name) in allowed:
+                seen.add('fixed-signature %s %s' % (f, name))
+            elif len(params) > MAX_PARAMETERS or bools > MAX_BOOL_PARAMETERS:
+                report('parameters %s %s' % (f, name),
+                       'function %s in %s: %d parameters, %d of them bool '
+                       '(at most %d, and %d bool: a request struct instead)'
+                       % (name, f, len(params), bools, MAX_PARAMETERS,
+                          MAX_BOOL_PARAMETERS))
         if f.endswith('.h'):
             for name, start, end in macros(code[f]):
                 defs[name] = (start, end)
@@ -282,6 +330,9 @@ def main():
 
     for p in problems:
         print('check-house: ' + p)
+    # the functions whose parameters PostgreSQL dictates are not exceptions
+    # being worked on: counted, not listed
+    nfixed = len([k for k in seen if k.startswith('fixed-signature ')])
     for p in excused:
         print('check-house: allowed for now (%s): %s'
               % (os.path.basename(sys.argv[2]), p.split('\n')[0]))
@@ -290,8 +341,8 @@ def main():
     if problems:
         print('check-house: %d problem(s)' % len(problems))
         return 1
-    print('check-house: clean (%d file(s), %d allowed exception(s))'
-          % (len(files), len(excused)))
+    print('check-house: clean (%d file(s), %d allowed exception(s), '
+          '%d fixed signature(s))' % (len(files), len(excused), nfixed))
     return 0
 
 

@@ -5,6 +5,9 @@
 #     after its name line to its closing brace),
 #     (both are alarms that leave room for a cut along concerns, not places
 #     to cut),
+#   - a function takes more than 6 parameters, or more than 2 bool ones
+#     (a request struct with named fields instead; a hook whose parameters
+#     PostgreSQL dictates is listed in scripts/check-house.allow),
 #   - src/ files include each other in a circle,
 #   - src/ files call each other in a circle (at file level; a header's
 #     static inline functions and macros count as the header's, so a header
@@ -29,16 +32,25 @@ self_test() {
 	t=$(mktemp -d /tmp/check-house.XXXXXX)
 	mkdir "$t/src"
 	# the files a and b call each other, and their headers include each
-	# other; the file long is 1,001 lines with a function of 101 lines
+	# other; the file long is 1,001 lines with a function of 101 lines; a
+	# header of the folder e includes one of src/ that includes it back
 	printf '#include "a.h"\n\nint\na_one(void)\n{\n\treturn b_two();\n}\n' >"$t/src/a.c"
 	printf '#include "b.h"\n\nint\nb_two(void)\n{\n\treturn a_three();\n}\n\nint\na_unused(void)\n{\n\treturn 0;\n}\n' >"$t/src/b.c"
 	printf '#include "a.h"\n\nint\na_three(void)\n{\n\treturn a_one();\n}\n' >>"$t/src/b.c"
 	printf '#include "b.h"\nextern int a_one(void);\n' >"$t/src/a.h"
 	printf '#include "a.h"\nextern int b_two(void);\n' >"$t/src/b.h"
+	mkdir "$t/src/e"
+	printf '#include "f.h"\n' >"$t/src/e/e.h"
+	printf '#include "e/e.h"\n' >"$t/src/f.h"
 	# header d's inline function calls file d, which uses it: a circle
 	# through a header
 	printf 'extern int d_record(void);\n\nstatic inline int\nd_flush(void)\n{\n\treturn d_record();\n}\n' >"$t/src/d.h"
 	printf '#include "d.h"\n\nint\nd_record(void)\n{\n\treturn 0;\n}\n\nint\nd_use(void)\n{\n\treturn d_flush();\n}\n' >"$t/src/d.c"
+	# the file p has a function of 7 parameters, one of 3 bool ones, and
+	# one of 6 whose function pointer's own commas do not count
+	printf 'int\np_many(int a, int b, int c, int d, int e,\n\t   int f, int g)\n{\n\treturn a;\n}\n\n' >"$t/src/p.c"
+	printf 'int\np_flags(bool x, bool y, bool z, bool *out)\n{\n\treturn x;\n}\n\n' >>"$t/src/p.c"
+	printf 'int\np_six(int a, void (*cb) (int, int, int), int c, int d, int e,\n\t  bool f)\n{\n\treturn a;\n}\n' >>"$t/src/p.c"
 	{
 		printf 'int\nlong_one(void)\n{\n'
 		for i in $(seq 1 99); do printf '\tx++;\n'; done
@@ -52,7 +64,11 @@ self_test() {
 	[ "$rc" = 1 ] &&
 		echo "$out" | grep -q '^check-house: file long.c: 1001 lines' &&
 		echo "$out" | grep -q '^check-house: function long_one in long.c: 101 lines' &&
+		echo "$out" | grep -q '^check-house: function p_many in p.c: 7 parameters, 0 of them bool' &&
+		echo "$out" | grep -q '^check-house: function p_flags in p.c: 4 parameters, 3 of them bool' &&
+		! echo "$out" | grep -q 'p_six' &&
 		echo "$out" | grep -q '^check-house: include circle:' &&
+		echo "$out" | grep -q '^  e/e.h f.h$' &&
 		echo "$out" | grep -q '^check-house: call circle:' &&
 		echo "$out" | grep -q '^    a.c -> b.c (b_two)' &&
 		echo "$out" | grep -q '^    d.h -> d.c (d_record)' &&

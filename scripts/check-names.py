@@ -7,9 +7,8 @@ Usage: check-names.py TOP
 Where names are looked for:
 
 - comments: the comments of the .c and .h files of src/ and its folders
-  (C comments), and the
-  comment lines (starting with '#') of the scripts, TAP tests, benchmark and
-  fuzzer files, the Makefile and the packaging;
+  (C comments), and the comment lines (starting with '#') of the scripts,
+  TAP tests, benchmark and fuzzer files, the Makefile and the packaging;
 - docs: README.md, CONTRIBUTING.md and docs/*.md, whole.
 
 What is checked:
