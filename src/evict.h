@@ -22,7 +22,7 @@
 /*
  * ng_evict_batch
  *		How many entries one eviction frees on a full table: 1% of max, at
- *		least one.  The admission filter (slots/entry.c) keeps that room for
+ *		least one.  The admission filter (slots/admit.h) keeps that room for
  *		statements that recur.
  */
 static inline uint32

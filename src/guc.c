@@ -445,7 +445,7 @@ define_settings(const char *prefix, bool alias)
 /*
  * define_admission
  *		Define pg_stat_statements_ng.admission (the admission filter,
- *		slots/entry.c).
+ *		slots/admit.h).
  */
 static void
 define_admission(void)

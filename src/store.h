@@ -39,7 +39,7 @@
  * A shared entry, allocated in the DSA area and chained in its partition's
  * hash table.
  *
- * Layout.  A statement counted straight into its entry (slots/count.c, a
+ * Layout.  A statement counted straight into its entry (slots/direct.c, a
  * statement its backend runs less often than its slots turn over) is a
  * cache miss on each line of the entry it touches, so what a lookup and a
  * plain sample touch comes first and together: the head (the key, the
@@ -137,7 +137,7 @@ extern uint32 ng_key_hash(const NgKey *key);
  *		The 64 bits ng_key_hash folds to 32.  queryid is already a good hash;
  *		one round of a 64-bit finalizer (xor-shift-multiply) spreads the
  *		user, database and level over every bit.  Inline: the admission
- *		filter (slots/entry.c) takes its cell and fingerprint from it.
+ *		filter (slots/admit.h) takes its cell and fingerprint from it.
  */
 static inline uint64
 ng_key_mix64(const NgKey *key)
@@ -165,9 +165,20 @@ extern NgSharedEntry *ng_entry_lookup(NgSharedPartition *part,
 									  dsa_pointer *dp);
 extern bool ng_entry_prepare(NgSharedPartition *part);
 extern void ng_entry_prepared_release(void);
-extern dsa_pointer ng_entry_insert(NgSharedPartition *part, const NgKey *key,
-								   uint32 hash, dsa_pointer qtext, int text_len,
-								   int encoding, bool *found);
+
+/* What ng_entry_insert makes a new entry of */
+typedef struct NgEntryInsert
+{
+	const NgKey *key;
+	uint32		hash;			/* ng_key_hash(key) */
+	dsa_pointer qtext;			/* its text (ng_qtext_store), owned by the
+								 * entry once inserted; or InvalidDsaPointer */
+	int			text_len;		/* the text's length in bytes */
+	int			encoding;		/* the text's encoding */
+} NgEntryInsert;
+
+extern dsa_pointer ng_entry_insert(NgSharedPartition *part,
+								   const NgEntryInsert *ins, bool *found);
 extern void ng_entry_unlink(NgSharedPartition *part, NgSharedEntry *entry,
 							dsa_pointer dp);
 extern void ng_entry_release_memory(NgSharedEntry *entry, dsa_pointer dp);

@@ -1,231 +1,176 @@
 /*-------------------------------------------------------------------------
  *
  * bind.c
- *		Binding a slot of this backend to a statement: choosing a free slot
- *		or the least recently used one to give up (released by
- *		fold.c), and recording the binding in the slot.
+ *		Binding a slot of this backend to a statement: the statement's
+ *		entry (the pin its parse carried, or one found or created, with the
+ *		text offered), a slot for it (victim.c), and the binding recorded in
+ *		the slot.
  *
- * Why a file of its own: choosing and recording a binding is the step
- * between a statement's entry (found in entry.c) and counting in a
- * slot (count.c); counts move between a slot and the shared table in
- * fold.c.  The hot path comes here only when a statement has no slot
- * yet or its entry was removed.  slots_int.h describes the whole slot
- * protocol.
+ * Why a file of its own: binding is the step between a statement's entry
+ * (entry.c) and counting in a slot (count.c), which comes here only when a
+ * statement has no slot yet or its entry was removed; counts move between
+ * a slot and the shared table in fold.c.  The pin a parse carries to its
+ * execution is kept here, as binding is what takes it.  slots_int.h
+ * describes the whole slot protocol.
  *
- * Locking.  Nothing here takes a lock itself: the victim is released by
- * ng_slot_release (fold.c), which takes its partition lock, waiting
- * only for the last resort of slot_find_victim; the entry is had through
- * entry.c, without waiting.
+ * Locking.  Binding waits for no lock: the entry is had through entry.c
+ * without waiting, a victim released by fold.c without waiting but for
+ * the last resort of slot_find_victim (victim.c).  Pins are atomic
+ * counters changed under the partition lock (any mode); dropping a carried
+ * pin takes the lock exclusively (waiting only at parse and at exit), and
+ * the last unpin of an entry a reset removed frees it.  The slot is
+ * written in its write section (slots_int.h).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "admit.h"
+#include "alloc.h"
 #include "entry_hist.h"
 #include "slots_int.h"
 
 /*
- * slot_find_victim
- *		For slot_find_free, when all slots are taken and the least recently
- *		used bound one could not be released without waiting: release the
- *		least recently used slot that can be, bound ones first.  A bound
- *		slot folds into its entry without loss.  An unbound slot is given up
- *		only if its key has an entry by now (or has nothing to keep).  Tries
- *		a few victims without waiting before it waits for one.
+ * The pin the last parse took on its entry for the execution that follows
+ * (ng_slots_note_parse), so that binding the statement's slot need not look
+ * the entry up again; NULL when there is none.  At most one: a parse drops
+ * the previous one if no execution took it, and so do maintenance and exit.
  */
-static int
-slot_find_victim(void)
+static NgKey carried_key;
+static NgSharedEntry *carried_entry = NULL;
+static dsa_pointer carried_dp = InvalidDsaPointer;
+
+/*
+ * ng_slot_carry
+ *		Keep the pin a parse took on key's entry for its execution.
+ */
+void
+ng_slot_carry(const NgKey *key, NgSharedEntry *entry, dsa_pointer dp)
 {
-	int			victims[4];
-	int			nvictims = 0;
-	int			bound = 0;
+	Assert(carried_entry == NULL);
+	carried_key = *key;
+	carried_entry = entry;
+	carried_dp = dp;
+}
 
-	/* the least recently used slots, bound ones first */
-	for (int pass = 0; pass < 2 && nvictims < lengthof(victims); pass++)
-	{
-		while (nvictims < lengthof(victims))
-		{
-			int			best = -1;
-
-			for (int i = 0; i < ngs_nslots; i++)
-			{
-				bool		taken = false;
-
-				if ((ngs_local_slots[i].entry != NULL) != (pass == 0))
-					continue;
-				for (int v = 0; v < nvictims; v++)
-					taken |= (victims[v] == i);
-				if (!taken && (best < 0 ||
-							   ngs_local_slots[i].last_used < ngs_local_slots[best].last_used))
-					best = i;
-			}
-			if (best < 0)
-				break;
-			victims[nvictims++] = best;
-			if (pass == 0)
-				bound++;
-		}
-	}
-	for (int v = 0; v < nvictims; v++)
-	{
-		if (ngs_local_slots[victims[v]].entry == NULL &&
-			!ng_slot_adopt_entry(victims[v], false))
-			continue;
-		if (ng_slot_release(victims[v], false))
-			return victims[v];
-	}
-
-	/* wait: for a bound victim's lock, or for an unbound one's entry */
-	if (bound > 0)
-	{
-		ng_slot_release(victims[0], true);
-		return victims[0];
-	}
-	for (int v = 0; v < nvictims; v++)
-	{
-		if (ng_slot_adopt_entry(victims[v], true))
-		{
-			ng_slot_release(victims[v], true);
-			return victims[v];
-		}
-	}
-
-	/*
-	 * Every slot counts for a statement that has no entry and can get none
-	 * (the table is full of entries other backends are using): give up the
-	 * oldest one's counts, counted as discarded.
-	 */
-	ng_slot_release(victims[0], true);
-	return victims[0];
+/* does a parse carry a pin now? */
+bool
+ng_slot_carries_pin(void)
+{
+	return carried_entry != NULL;
 }
 
 /*
- * The next victims: the least recently used bound slots as of the last
- * scan, oldest first, each with its last_used then; or, when no slot was
- * bound, the least recently used unbound ones (victims_unbound).  One scan
- * serves several new statements.  A listed slot used since (its last_used
- * changed), or bound or unbound since, is skipped.  A slot not listed was
- * used later than every listed one of its kind: its last_used was larger
- * at the scan, or it was bound, unbound or used after it, and use_clock
- * only grows.  So the first listed slot still valid is the least recently
- * used one of its kind, as a full scan would find it.  A list of unbound
- * slots is used up before the next scan looks for bound ones again: a slot
- * bound meanwhile waits that long for its turn to be preferred.  This
- * matters where every new statement is refused an entry (admission on a
- * full table): every slot is then unbound, and a scan per statement would
- * cost more than the rest of the statement's bookkeeping.
+ * ng_slot_drop_carried
+ *		Drop the pin a parse carried, if any, freeing its entry if a reset
+ *		removed it and this was the last pin.  With wait = false, keeps it
+ *		(returns false) if the partition lock is busy.  Caller holds no
+ *		partition lock.
  */
-#define NG_VICTIMS_LISTED	16
-
-static int	victim_slot[NG_VICTIMS_LISTED];
-static uint64 victim_used[NG_VICTIMS_LISTED];
-static int	victim_next = 0;
-static int	victim_count = 0;
-static bool victims_unbound = false;
-
-/* may slot ls be listed, bound or not as the list is? */
-static inline bool
-victim_kind_ok(const NgLocalSlot *ls, bool unbound)
+bool
+ng_slot_drop_carried(bool wait)
 {
-	return ls->in_use && (ls->entry == NULL) == unbound;
-}
+	LWLock	   *lock;
 
-/* list the least recently used slots of one kind, oldest first */
-static void
-slot_list_victims_of(bool unbound)
-{
-	victim_next = 0;
-	victim_count = 0;
-	victims_unbound = unbound;
-	for (int i = 0; i < ngs_nslots; i++)
+	if (carried_entry == NULL)
+		return true;
+	lock = ng_partition(ng_key_hash(&carried_key))->lock;
+	if (wait)
+		LWLockAcquire(lock, LW_EXCLUSIVE);
+	else if (!LWLockConditionalAcquire(lock, LW_EXCLUSIVE))
 	{
-		NgLocalSlot *ls = &ngs_local_slots[i];
-		int			at;
-
-		if (!victim_kind_ok(ls, unbound) ||
-			(victim_count == NG_VICTIMS_LISTED &&
-			 ls->last_used >= victim_used[victim_count - 1]))
-			continue;
-		if (victim_count < NG_VICTIMS_LISTED)
-			victim_count++;
-		for (at = victim_count - 1;
-			 at > 0 && victim_used[at - 1] > ls->last_used; at--)
-		{
-			victim_slot[at] = victim_slot[at - 1];
-			victim_used[at] = victim_used[at - 1];
-		}
-		victim_slot[at] = i;
-		victim_used[at] = ls->last_used;
+		ng_count_stat(&ng_shared->stats.lock_misses, 1);
+		return false;
 	}
+	if (pg_atomic_sub_fetch_u32(&carried_entry->pins, 1) == 0 &&
+		carried_entry->dead)
+		ng_entry_release_memory(carried_entry, carried_dp);
+	LWLockRelease(lock);
+	carried_entry = NULL;
+	return true;
 }
 
 /*
- * slot_next_victim
- *		The position in victim_slot of the least recently used bound slot,
- *		or, if none is bound, of the least recently used unbound one (see
- *		victims_unbound), listing them anew when no listed one is valid; -1
- *		if no slot is in use.
+ * ng_slot_bind_entry
+ *		For ng_slot_bind: the entry of le's key, pinned, with its DSA pointer
+ *		in *dp, or NULL if it cannot be had without waiting.  Takes the pin
+ *		the parse carried when it is for this key and there is nothing to do
+ *		about the text; otherwise finds (or creates) the entry, offering a
+ *		text unless the entry has one or can get none for now, or the
+ *		admission filter would refuse a new one (which notes the key).
+ *		*refused is set to whether the filter refused it: the entry does not
+ *		exist (and, for an execution, the key was noted; a planning only
+ *		asks).  The caller has read the partition's reset_epoch, then issued
+ *		a read barrier; a reset marks an entry dead before it moves the
+ *		epoch, so a carried entry removed before that read is seen dead and
+ *		not taken: a slot bound with the new epoch never counts into it.
  */
-static int
-slot_next_victim(void)
+NgSharedEntry *
+ng_slot_bind_entry(NgLocalEntry *le, const NgTextSource *src, bool execution,
+				   dsa_pointer *dp, bool *refused)
 {
-	for (int pass = 0; pass < 2; pass++)
+	NgSharedPartition *part = ng_partition(le->hash);
+	int			text_len = 0;
+	uint32		text_epoch = part->text_epoch;
+	char	   *qtext = NULL;
+	NgEntryRequest req = {.key = &le->key,.hash = le->hash,.pin = true,
+	.ask = execution ? NG_ADMIT_NOTE : NG_ADMIT_ASK};
+	NgEntryResult res;
+	bool		no_text = false;
+	NgSharedEntry *entry;
+
+	*refused = false;
+	if (ng_slot_refused_since_parse(le, execution))
 	{
-		for (; victim_next < victim_count; victim_next++)
+		*refused = true;
+		return NULL;
+	}
+	if (carried_entry != NULL)
+	{
+		/* not if a reset removed it since the parse (see above) */
+		if (ng_key_equal(&carried_key, &le->key) &&
+			text_settled(le, part) &&
+			!((volatile NgSharedEntry *) carried_entry)->dead)
 		{
-			NgLocalSlot *ls = &ngs_local_slots[victim_slot[victim_next]];
-
-			if (victim_kind_ok(ls, victims_unbound) &&
-				ls->last_used == victim_used[victim_next])
-				return victim_next;
+			entry = carried_entry;
+			*dp = carried_dp;
+			carried_entry = NULL;
+			return entry;
 		}
-		/* bound ones first; unbound ones only when none is bound */
-		slot_list_victims_of(false);
-		if (victim_count == 0)
-			slot_list_victims_of(true);
-		if (victim_count == 0)
-			break;
+		(void) ng_slot_drop_carried(false);
 	}
-	return -1;
-}
 
-/*
- * slot_find_free
- *		A free slot of mine, releasing the least recently used bound slot if
- *		all are taken, or, if none is bound, the least recently used one if
- *		its key has an entry or is refused one (what slot_find_victim would
- *		try first); slot_find_victim if that cannot be done without waiting.
- */
-static int
-slot_find_free(void)
-{
-	int			pos;
-	int			i;
+	if (!text_settled(le, part))
+	{
+		/* no text for a new entry the filter would refuse */
+		no_text = admit_refuses(&le->key);
+		if (!no_text)
+			qtext = ng_slot_text(le, src, &text_len);
+	}
+	req.qtext = qtext;
+	req.text_len = text_len;
+	entry = ng_slot_get_entry(&req, &res);
+	*dp = res.dp;
+	*refused = res.refused;
+	if (no_text && entry != NULL && !res.has_text)
+	{
+		/* it existed after all, without text: offer one (no pin) */
+		NgEntryRequest offer = {.key = &le->key,.hash = le->hash,
+		.ask = NG_ADMIT_GRANT};
 
-	if (ngs_nfree > 0)
-	{
-		for (i = 0; i < ngs_nslots; i++)
-			if (!ngs_local_slots[i].in_use)
-				return i;
+		qtext = ng_slot_text(le, src, &text_len);
+		offer.qtext = qtext;
+		offer.text_len = text_len;
+		if (qtext != NULL)
+			(void) ng_slot_get_entry(&offer, &res);
 	}
-	pos = slot_next_victim();
-	if (pos < 0)
-		return slot_find_victim();
-	i = victim_slot[pos];
-	if (!victims_unbound)
+	if (qtext)
 	{
-		/* a bound victim not released stays first in the list */
-		if (ng_slot_release(i, false))
-		{
-			victim_next = pos + 1;
-			return i;
-		}
-		return slot_find_victim();
+		pfree(qtext);
+		le->text_epoch = text_epoch;
 	}
-	victim_next = pos + 1;
-	if (ng_slot_adopt_entry(i, false) && ng_slot_release(i, false))
-		return i;
-	return slot_find_victim();
+	text_note(le, qtext != NULL, entry, res.has_text);
+	return entry;
 }
 
 /*
@@ -267,7 +212,7 @@ ng_slot_bind(NgLocalEntry *le, const NgTextSource *src, bool execution)
 	if (refused)
 		return -1;
 
-	i = slot_find_free();
+	i = ng_slot_find_free();
 	slot = slot_at(ngs_my_area, i);
 	slot_partition_take(ng_partition_of_hash(hash));
 	slot_begin_write(slot);
