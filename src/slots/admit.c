@@ -59,8 +59,12 @@ refused_at_parse(const NgKey *key)
 bool
 ng_slot_parse_refused(NgLocalEntry *le, const NgTextSource *src)
 {
-	NgEntryRequest req = {.key = &le->key,.hash = le->hash,.wait = true,
-	.ask = NG_ADMIT_ASK};
+	NgEntryRequest req = {
+		.key = &le->key,
+		.hash = le->hash,
+		.wait = true,
+		.ask = NG_ADMIT_ASK,
+	};
 	NgEntryResult res;
 	uint32		text_epoch;
 	NgSharedEntry *entry;

@@ -113,8 +113,12 @@ ng_slot_bind_entry(NgLocalEntry *le, const NgTextSource *src, bool execution,
 	int			text_len = 0;
 	uint32		text_epoch = part->text_epoch;
 	char	   *qtext = NULL;
-	NgEntryRequest req = {.key = &le->key,.hash = le->hash,.pin = true,
-	.ask = execution ? NG_ADMIT_NOTE : NG_ADMIT_ASK};
+	NgEntryRequest req = {
+		.key = &le->key,
+		.hash = le->hash,
+		.pin = true,
+		.ask = execution ? NG_ADMIT_NOTE : NG_ADMIT_ASK,
+	};
 	NgEntryResult res;
 	bool		no_text = false;
 	NgSharedEntry *entry;
@@ -155,8 +159,11 @@ ng_slot_bind_entry(NgLocalEntry *le, const NgTextSource *src, bool execution,
 	if (no_text && entry != NULL && !res.has_text)
 	{
 		/* it existed after all, without text: offer one (no pin) */
-		NgEntryRequest offer = {.key = &le->key,.hash = le->hash,
-		.ask = NG_ADMIT_GRANT};
+		NgEntryRequest offer = {
+			.key = &le->key,
+			.hash = le->hash,
+			.ask = NG_ADMIT_GRANT,
+		};
 
 		qtext = ng_slot_text(le, src, &text_len);
 		offer.qtext = qtext;

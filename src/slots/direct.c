@@ -57,8 +57,14 @@ ng_slot_count_direct(NgLocalEntry *le, const NgSample *sample, const NgTextSourc
 	NgSharedPartition *part = ng_partition(hash);
 	int			text_len = 0;
 	char	   *qtext = ng_slot_text(le, src, &text_len);
-	NgEntryRequest req = {.key = &le->key,.hash = hash,.qtext = qtext,
-	.text_len = text_len,.wait = true,.ask = NG_ADMIT_GRANT};
+	NgEntryRequest req = {
+		.key = &le->key,
+		.hash = hash,
+		.qtext = qtext,
+		.text_len = text_len,
+		.wait = true,
+		.ask = NG_ADMIT_GRANT,
+	};
 	NgEntryResult res;
 	NgSharedEntry *entry;
 

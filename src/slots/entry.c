@@ -281,8 +281,11 @@ ng_slot_adopt_entry(int i, bool wait)
 	NgSlot	   *slot = slot_at(ngs_my_area, i);
 	NgCounters *counts = &slot->counters;
 	bool		recurred;
-	NgEntryRequest req = {.key = &slot->key,.hash = ng_key_hash(&slot->key),
-	.wait = wait};
+	NgEntryRequest req = {
+		.key = &slot->key,
+		.hash = ng_key_hash(&slot->key),
+		.wait = wait,
+	};
 	NgEntryResult res;
 
 	if (!ng_counters_any(counts))

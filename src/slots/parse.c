@@ -36,8 +36,12 @@ slots_note_parse_text(NgLocalEntry *le, NgSharedPartition *part,
 {
 	char	   *qtext;
 	int			text_len = 0;
-	NgEntryRequest req = {.key = key,.hash = le->hash,.wait = true,
-	.ask = NG_ADMIT_ASK};
+	NgEntryRequest req = {
+		.key = key,
+		.hash = le->hash,
+		.wait = true,
+		.ask = NG_ADMIT_ASK,
+	};
 	NgEntryResult res;
 	NgSharedEntry *entry;
 	bool		carry;
