@@ -10,8 +10,8 @@
  * merge two sets, which gives the same mean and variance as if every sample
  * had been recorded in one place.
  *
- * No locking here: callers own the memory they pass (see slots/count.c, slots/fold.c,
- * store.c).
+ * No locking here: callers own the memory they pass (see slots/count.c,
+ * slots/fold.c, store.c).
  *
  *-------------------------------------------------------------------------
  */
