@@ -28,7 +28,12 @@ Works on the source text (no build needed), which is pgindent-formatted:
 - includes are the #include "x" lines naming a file of SRCDIR, looked for
   beside the including file first, then from SRCDIR, as the compiler does.
 
-A circle is a strongly connected component of more than one file.  With
+A circle is a strongly connected component of more than one file.
+
+A header that lists the files of its folder "from the top down: a file
+calls only files below it" (one a line, " *<tab>FILE<tab>..."), as
+slots/slots_int.h does, is held to it: every .c file of the folder is
+listed, and no listed file refers to one above it.  With
 CHECK_HOUSE_EDGES=1 in the environment it also prints every file-level call
 edge (with one name that makes it), to see the layers.
 
@@ -47,6 +52,8 @@ MAX_FUNCTION_LINES = 100
 MAX_PARAMETERS = 6
 MAX_BOOL_PARAMETERS = 2
 
+ORDER_PHRASE = 'from the top down: a file calls only files below it'
+ORDER_LINE = re.compile(r'^ \*\t([A-Za-z0-9_]+\.c)\t', re.M)
 IDENT = re.compile(r'[A-Za-z_][A-Za-z0-9_]*')
 NAME_LINE = re.compile(r'^([A-Za-z_][A-Za-z0-9_]*)\(')
 MACRO = re.compile(r'^#\s*define\s+([A-Za-z_][A-Za-z0-9_]*)\(')
@@ -321,6 +328,30 @@ def main():
                     continue
                 call_edges.setdefault(f, set()).add(g)
                 why.setdefault((f, g), ' (%s)' % name)
+    # a header whose comment lists its folder's files from the top down
+    # (ORDER_PHRASE, then one file a line: " *<tab>FILE<tab>what it
+    # owns") says that a file calls only files below it: every file of the
+    # folder must be listed, and every call between them go down the list
+    for h in files:
+        if not h.endswith('.h') or \
+                ORDER_PHRASE not in ' '.join(re.sub(r'\n\s*\*', ' ',
+                                                    raw[h]).split()):
+            continue
+        folder = os.path.dirname(h)
+        order = [os.path.join(folder, m.group(1))
+                 for m in ORDER_LINE.finditer(raw[h])]
+        rank = {f: i for i, f in enumerate(order)}
+        for f in files:
+            if f.endswith('.c') and os.path.dirname(f) == folder and \
+                    f not in rank:
+                report('order %s %s' % (h, f),
+                       'file %s is missing from the order of %s' % (f, h))
+        for a in order:
+            for b in sorted(call_edges.get(a, ())):
+                if b in rank and rank[b] < rank[a]:
+                    report('order %s %s' % (a, b),
+                           'file %s calls %s%s, above it in the order of %s'
+                           % (a, b, why.get((a, b), ''), h))
     if os.environ.get('CHECK_HOUSE_EDGES'):
         for (a, b), w in sorted(why.items()):
             print('edge %s -> %s%s' % (a, b, w))

@@ -8,6 +8,9 @@
 #   - a function takes more than 6 parameters, or more than 2 bool ones
 #     (a request struct with named fields instead; a hook whose parameters
 #     PostgreSQL dictates is listed in scripts/check-house.allow),
+#   - a header that lists its folder's files from the top down (a file
+#     calls only files below it: slots/slots_int.h) misses one of them,
+#     or one calls a file above it,
 #   - src/ files include each other in a circle,
 #   - src/ files call each other in a circle (at file level; a header's
 #     static inline functions and macros count as the header's, so a header
@@ -42,6 +45,13 @@ self_test() {
 	mkdir "$t/src/e"
 	printf '#include "f.h"\n' >"$t/src/e/e.h"
 	printf '#include "e/e.h"\n' >"$t/src/f.h"
+	# the header of folder g lists the file up above the file down, but
+	# down calls up, and g's file extra is not listed
+	mkdir "$t/src/g"
+	printf '/*\n * The files, from the top down: a file calls only files below it:\n *\n *\tup.c\tthe top\n *\tdown.c\tbelow\n */\n' >"$t/src/g/g.h"
+	printf '#include "g.h"\n\nint\nup_one(void)\n{\n\treturn 1;\n}\n' >"$t/src/g/up.c"
+	printf '#include "g.h"\n\nint\ndown_one(void)\n{\n\treturn up_one();\n}\n' >"$t/src/g/down.c"
+	printf '#include "g.h"\n\nint\nextra_one(void)\n{\n\treturn 0;\n}\n' >"$t/src/g/extra.c"
 	# header d's inline function calls file d, which uses it: a circle
 	# through a header
 	printf 'extern int d_record(void);\n\nstatic inline int\nd_flush(void)\n{\n\treturn d_record();\n}\n' >"$t/src/d.h"
@@ -69,6 +79,8 @@ self_test() {
 		! echo "$out" | grep -q 'p_six' &&
 		echo "$out" | grep -q '^check-house: include circle:' &&
 		echo "$out" | grep -q '^  e/e.h f.h$' &&
+		echo "$out" | grep -q '^check-house: file g/down.c calls g/up.c (up_one), above it in the order of g/g.h' &&
+		echo "$out" | grep -q '^check-house: file g/extra.c is missing from the order of g/g.h' &&
 		echo "$out" | grep -q '^check-house: call circle:' &&
 		echo "$out" | grep -q '^    a.c -> b.c (b_two)' &&
 		echo "$out" | grep -q '^    d.h -> d.c (d_record)' &&

@@ -7,8 +7,8 @@
  *		other files use slots.h.
  *
  * The slot files, and what each owns, from the top down: a file calls only
- * files below it in this list (kept by review; scripts/check-house.sh checks
- * only that they call each other in no circle).
+ * files below it in this list (scripts/check-house.sh checks that it lists
+ * every file of the folder, and that no call goes up).
  *
  *	count.c		the hot path: counting an execution or a planning in the
  *				statement's slot
