@@ -48,14 +48,19 @@ OBJS = \
 	src/rowform.o \
 	src/setup.o \
 	src/shmem.o \
-	src/slot_area.o \
-	src/slots_bind.o \
-	src/slots_cells.o \
-	src/slots_count.o \
-	src/slots_entry.o \
-	src/slots_fold.o \
-	src/slots_life.o \
-	src/slots_local.o \
+	src/slots/refusal.o \
+	src/slots/area.o \
+	src/slots/bind.o \
+	src/slots/cells.o \
+	src/slots/count.o \
+	src/slots/direct.o \
+	src/slots/entry.o \
+	src/slots/fold.o \
+	src/slots/life.o \
+	src/slots/local.o \
+	src/slots/parse.o \
+	src/slots/text.o \
+	src/slots/victim.o \
 	src/store.o \
 	src/textconv.o \
 	src/timers.o \

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""check-house.py -- the shape of src/: file and function sizes, include and
-call circles.  Run by scripts/check-house.sh (see there for the rules).
+"""check-house.py -- the shape of src/: file and function sizes, functions'
+parameters, include and call circles.  Run by scripts/check-house.sh (see there for the rules).
 
 Usage: check-house.py SRCDIR [ALLOWLIST]
 
@@ -9,6 +9,9 @@ Works on the source text (no build needed), which is pgindent-formatted:
 - a function definition is a line starting in column 0 with NAME( whose
   parameter list is followed by a "{" in column 0; its length is counted from
   the line after the name line to its closing "}" in column 0 (inclusive);
+- a definition's parameters are the text between its parentheses, split at
+  the commas outside nested ones; a bool parameter is one declared
+  "bool name" (a pointer to a bool is an out-parameter, not a flag);
 - a function-like macro (#define NAME(...)) in a header counts as a function
   defined in that header;
 - calls are found by name: after comments, strings and character constants
@@ -20,13 +23,21 @@ Works on the source text (no build needed), which is pgindent-formatted:
   header's: a file that uses one depends on the header, and the header on
   whatever the inline function calls, so a circle through a header's inline
   code shows up as a circle through the header.
-- includes are the #include "x" lines naming a file of SRCDIR.
+- files are every .c and .h under SRCDIR, named by their path from it
+  (slots/count.c);
+- includes are the #include "x" lines naming a file of SRCDIR, looked for
+  beside the including file first, then from SRCDIR, as the compiler does.
 
 A circle is a strongly connected component of more than one file.  The
 calls are also checked between modules, a module being a header and the C
 file of its name (store.h with store.c): store.c calling another module's
 C file whose code calls an inline function of store.h is a module circle,
-though no file calls back the one that called it.  With
+though no file calls back the one that called it.
+
+A header that lists the files of its folder "from the top down: a file
+calls only files below it" (one a line, " *<tab>FILE<tab>..."), as
+slots/slots_int.h does, is held to it: every .c file of the folder is
+listed, and no listed file refers to one above it.  With
 CHECK_HOUSE_EDGES=1 in the environment it also prints every file-level call
 edge (with one name that makes it), to see the layers.
 
@@ -42,7 +53,11 @@ import sys
 
 MAX_FILE_LINES = 1000
 MAX_FUNCTION_LINES = 100
+MAX_PARAMETERS = 6
+MAX_BOOL_PARAMETERS = 2
 
+ORDER_PHRASE = 'from the top down: a file calls only files below it'
+ORDER_LINE = re.compile(r'^ \*\t([A-Za-z0-9_]+\.c)\t', re.M)
 IDENT = re.compile(r'[A-Za-z_][A-Za-z0-9_]*')
 NAME_LINE = re.compile(r'^([A-Za-z_][A-Za-z0-9_]*)\(')
 MACRO = re.compile(r'^#\s*define\s+([A-Za-z_][A-Za-z0-9_]*)\(')
@@ -108,6 +123,39 @@ def functions(lines):
         found.append((m.group(1), i, k))
         i = k + 1
     return found
+
+
+def parameters(lines, start):
+    """The parameters of the definition whose name line is lines[start]:
+    the text between its parentheses, split at the commas outside nested
+    parentheses (a function pointer's own list); [] for (void)."""
+    text = ' '.join(lines[start:start + 40])
+    i = text.index('(') + 1
+    depth, params, cur = 1, [], ''
+    while i < len(text) and depth > 0:
+        c = text[i]
+        if c == '(':
+            depth += 1
+        elif c == ')':
+            depth -= 1
+            if depth == 0:
+                break
+        if c == ',' and depth == 1:
+            params.append(cur)
+            cur = ''
+        else:
+            cur += c
+        i += 1
+    params.append(cur)
+    params = [' '.join(p.split()) for p in params]
+    if params == ['void'] or params == ['']:
+        return []
+    return params
+
+
+def is_bool(param):
+    """A parameter passed as a bool (a flag), not a pointer to one."""
+    return re.match(r'^(const )?bool [A-Za-z_][A-Za-z0-9_]*$', param) is not None
 
 
 def macros(lines):
@@ -188,7 +236,11 @@ def main():
                 if line:
                     allowed.add(' '.join(line.split()))
 
-    files = sorted(f for f in os.listdir(srcdir) if f.endswith(('.c', '.h')))
+    # every .c and .h file under srcdir, named by its path from there
+    # (slots/count.c)
+    files = sorted(os.path.relpath(os.path.join(d, n), srcdir)
+                   for d, _, names in os.walk(srcdir)
+                   for n in names if n.endswith(('.c', '.h')))
     problems, excused = [], []
 
     seen = set()
@@ -218,6 +270,16 @@ def main():
                 report('function %s %s' % (f, name),
                        'function %s in %s: %d lines (more than %d)'
                        % (name, f, length, MAX_FUNCTION_LINES))
+            params = parameters(code[f], start)
+            bools = sum(1 for p in params if is_bool(p))
+            if 'fixed-signature %s %s' % (f, name) in allowed:
+                seen.add('fixed-signature %s %s' % (f, name))
+            elif len(params) > MAX_PARAMETERS or bools > MAX_BOOL_PARAMETERS:
+                report('parameters %s %s' % (f, name),
+                       'function %s in %s: %d parameters, %d of them bool '
+                       '(at most %d, and %d bool: a request struct instead)'
+                       % (name, f, len(params), bools, MAX_PARAMETERS,
+                          MAX_BOOL_PARAMETERS))
         if f.endswith('.h'):
             for name, start, end in macros(code[f]):
                 defs[name] = (start, end)
@@ -228,8 +290,17 @@ def main():
     for f in files:
         for line in raw[f].split('\n'):
             m = INCLUDE.match(line)
-            if m and m.group(1) in raw and m.group(1) != f:
-                inc_edges.setdefault(f, set()).add(m.group(1))
+            if not m:
+                continue
+            # as the compiler looks: beside the including file, then from
+            # srcdir (the -I of the Makefile)
+            for cand in (os.path.normpath(os.path.join(os.path.dirname(f),
+                                                       m.group(1))),
+                         os.path.normpath(m.group(1))):
+                if cand in raw:
+                    if cand != f:
+                        inc_edges.setdefault(f, set()).add(cand)
+                    break
     for comp in sccs(files, inc_edges):
         report('include-circle ' + ' '.join(comp),
                'include circle:\n' + describe_circle(comp, inc_edges, {}))
@@ -261,6 +332,30 @@ def main():
                     continue
                 call_edges.setdefault(f, set()).add(g)
                 why.setdefault((f, g), ' (%s)' % name)
+    # a header whose comment lists its folder's files from the top down
+    # (ORDER_PHRASE, then one file a line: " *<tab>FILE<tab>what it
+    # owns") says that a file calls only files below it: every file of the
+    # folder must be listed, and every call between them go down the list
+    for h in files:
+        if not h.endswith('.h') or \
+                ORDER_PHRASE not in ' '.join(re.sub(r'\n\s*\*', ' ',
+                                                    raw[h]).split()):
+            continue
+        folder = os.path.dirname(h)
+        order = [os.path.join(folder, m.group(1))
+                 for m in ORDER_LINE.finditer(raw[h])]
+        rank = {f: i for i, f in enumerate(order)}
+        for f in files:
+            if f.endswith('.c') and os.path.dirname(f) == folder and \
+                    f not in rank:
+                report('order %s %s' % (h, f),
+                       'file %s is missing from the order of %s' % (f, h))
+        for a in order:
+            for b in sorted(call_edges.get(a, ())):
+                if b in rank and rank[b] < rank[a]:
+                    report('order %s %s' % (a, b),
+                           'file %s calls %s%s, above it in the order of %s'
+                           % (a, b, why.get((a, b), ''), h))
     if os.environ.get('CHECK_HOUSE_EDGES'):
         for (a, b), w in sorted(why.items()):
             print('edge %s -> %s%s' % (a, b, w))
@@ -290,6 +385,9 @@ def main():
 
     for p in problems:
         print('check-house: ' + p)
+    # the functions whose parameters PostgreSQL dictates are not exceptions
+    # being worked on: counted, not listed
+    nfixed = len([k for k in seen if k.startswith('fixed-signature ')])
     for p in excused:
         print('check-house: allowed for now (%s): %s'
               % (os.path.basename(sys.argv[2]), p.split('\n')[0]))
@@ -298,8 +396,8 @@ def main():
     if problems:
         print('check-house: %d problem(s)' % len(problems))
         return 1
-    print('check-house: clean (%d file(s), %d allowed exception(s))'
-          % (len(files), len(excused)))
+    print('check-house: clean (%d file(s), %d allowed exception(s), '
+          '%d fixed signature(s))' % (len(files), len(excused), nfixed))
     return 0
 
 

@@ -5,6 +5,12 @@
 #     after its name line to its closing brace),
 #     (both are alarms that leave room for a cut along concerns, not places
 #     to cut),
+#   - a function takes more than 6 parameters, or more than 2 bool ones
+#     (a request struct with named fields instead; a hook whose parameters
+#     PostgreSQL dictates is listed in scripts/check-house.allow),
+#   - a header that lists its folder's files from the top down (a file
+#     calls only files below it: slots/slots_int.h) misses one of them,
+#     or one calls a file above it,
 #   - src/ files include each other in a circle,
 #   - src/ files call each other in a circle (at file level; a header's
 #     static inline functions and macros count as the header's, so a header
@@ -32,12 +38,23 @@ self_test() {
 	t=$(mktemp -d /tmp/check-house.XXXXXX)
 	mkdir "$t/src"
 	# the files a and b call each other, and their headers include each
-	# other; the file long is 1,001 lines with a function of 101 lines
+	# other; the file long is 1,001 lines with a function of 101 lines; a
+	# header of the folder e includes one of src/ that includes it back
 	printf '#include "a.h"\n\nint\na_one(void)\n{\n\treturn b_two();\n}\n' >"$t/src/a.c"
 	printf '#include "b.h"\n\nint\nb_two(void)\n{\n\treturn a_three();\n}\n\nint\na_unused(void)\n{\n\treturn 0;\n}\n' >"$t/src/b.c"
 	printf '#include "a.h"\n\nint\na_three(void)\n{\n\treturn a_one();\n}\n' >>"$t/src/b.c"
 	printf '#include "b.h"\nextern int a_one(void);\n' >"$t/src/a.h"
 	printf '#include "a.h"\nextern int b_two(void);\n' >"$t/src/b.h"
+	mkdir "$t/src/e"
+	printf '#include "f.h"\n' >"$t/src/e/e.h"
+	printf '#include "e/e.h"\n' >"$t/src/f.h"
+	# the header of folder g lists the file up above the file down, but
+	# down calls up, and g's file extra is not listed
+	mkdir "$t/src/g"
+	printf '/*\n * The files, from the top down: a file calls only files below it:\n *\n *\tup.c\tthe top\n *\tdown.c\tbelow\n */\n' >"$t/src/g/g.h"
+	printf '#include "g.h"\n\nint\nup_one(void)\n{\n\treturn 1;\n}\n' >"$t/src/g/up.c"
+	printf '#include "g.h"\n\nint\ndown_one(void)\n{\n\treturn up_one();\n}\n' >"$t/src/g/down.c"
+	printf '#include "g.h"\n\nint\nextra_one(void)\n{\n\treturn 0;\n}\n' >"$t/src/g/extra.c"
 	# header d's inline function calls file d, which uses it: a circle
 	# through a header
 	printf 'extern int d_record(void);\n\nstatic inline int\nd_flush(void)\n{\n\treturn d_record();\n}\n' >"$t/src/d.h"
@@ -48,6 +65,11 @@ self_test() {
 	printf '#include "p.h"\n#include "q.h"\n\nint\np_drop(void)\n{\n\treturn q_free();\n}\n' >"$t/src/p.c"
 	printf '#include "p.h"\nextern int q_free(void);\n' >"$t/src/q.h"
 	printf '#include "q.h"\n\nint\nq_free(void)\n{\n\treturn p_bit(0);\n}\n' >"$t/src/q.c"
+	# the file w has a function of 7 parameters, one of 3 bool ones, and
+	# one of 6 whose function pointer's own commas do not count
+	printf 'int\np_many(int a, int b, int c, int d, int e,\n\t   int f, int g)\n{\n\treturn a;\n}\n\n' >"$t/src/w.c"
+	printf 'int\np_flags(bool x, bool y, bool z, bool *out)\n{\n\treturn x;\n}\n\n' >>"$t/src/w.c"
+	printf 'int\np_six(int a, void (*cb) (int, int, int), int c, int d, int e,\n\t  bool f)\n{\n\treturn a;\n}\n' >>"$t/src/w.c"
 	{
 		printf 'int\nlong_one(void)\n{\n'
 		for i in $(seq 1 99); do printf '\tx++;\n'; done
@@ -61,7 +83,13 @@ self_test() {
 	[ "$rc" = 1 ] &&
 		echo "$out" | grep -q '^check-house: file long.c: 1001 lines' &&
 		echo "$out" | grep -q '^check-house: function long_one in long.c: 101 lines' &&
+		echo "$out" | grep -q '^check-house: function p_many in w.c: 7 parameters, 0 of them bool' &&
+		echo "$out" | grep -q '^check-house: function p_flags in w.c: 4 parameters, 3 of them bool' &&
+		! echo "$out" | grep -q 'p_six' &&
 		echo "$out" | grep -q '^check-house: include circle:' &&
+		echo "$out" | grep -q '^  e/e.h f.h$' &&
+		echo "$out" | grep -q '^check-house: file g/down.c calls g/up.c (up_one), above it in the order of g/g.h' &&
+		echo "$out" | grep -q '^check-house: file g/extra.c is missing from the order of g/g.h' &&
 		echo "$out" | grep -q '^check-house: call circle:' &&
 		echo "$out" | grep -q '^    a.c -> b.c (b_two)' &&
 		echo "$out" | grep -q '^    d.h -> d.c (d_record)' &&
@@ -109,8 +137,9 @@ case "${1:-}" in
 		rc=0
 		python3 "$here/check-house.py" "$top/src" "$here/check-house.allow" || rc=1
 		# docs/design.md's file table names every file of src/
-		for f in "$top"/src/*.[ch]; do
-			f=$(basename "$f")
+		# (a file of a folder of src/, such as slots/count.c, by its path
+		# from src/)
+		for f in $(cd "$top/src" && find . -name '*.[ch]' | sed 's|^\./||' | sort); do
 			if ! grep -q "^| .*\`$f\`" "$top/docs/design.md"; then
 				echo "check-house: $f is missing from docs/design.md's file table"
 				rc=1

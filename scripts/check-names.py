@@ -6,15 +6,16 @@ Usage: check-names.py TOP
 
 Where names are looked for:
 
-- comments: the comments of src/*.c and src/*.h (C comments), and the
-  comment lines (starting with '#') of the scripts, TAP tests, benchmark and
-  fuzzer files, the Makefile and the packaging;
+- comments: the comments of the .c and .h files of src/ and its folders
+  (C comments), and the comment lines (starting with '#') of the scripts,
+  TAP tests, benchmark and fuzzer files, the Makefile and the packaging;
 - docs: README.md, CONTRIBUTING.md and docs/*.md, whole.
 
 What is checked:
 
 - a file name (a word ending in .c, .h, .pl, .pm, .sh, .py, .sql or .md):
-  with a directory part it must exist at that path from TOP (a "*" in it is
+  with a directory part it must exist at that path from TOP, or from src/
+  when its first directory is one of src/'s (slots/count.c) (a "*" in it is
   a glob, and a path under a directory the repository does not have, such as
   PostgreSQL's src/backend/..., is someone else's); without one, some file
   of the repository must have that name.  PostgreSQL's and other projects'
@@ -127,6 +128,10 @@ def main():
             return name in basenames
         name = name.lstrip('./')
         first = name.split('/')[0]
+        # a path from src/ (slots/count.c), as the sources include it
+        if first not in dirs and os.path.isdir(os.path.join(top, 'src', first)):
+            name = 'src/' + name
+            first = 'src'
         if first not in dirs and not os.path.exists(os.path.join(top, first)):
             return True         # a path in another tree (PostgreSQL's, ...)
         if '*' in name:

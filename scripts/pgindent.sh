@@ -13,4 +13,5 @@ trap 'rm -f "$typedefs"' EXIT
 sort -u "$tools/typedefs.list" "$top/typedefs.list" >"$typedefs"
 args=(--typedefs="$typedefs" --indent="$tools/pg_bsd_indent")
 [ "${1:-}" = --check ] && args+=(--check --diff)
-perl "$tools/pgindent" "${args[@]}" "$top"/src/*.c "$top"/src/*.h
+# src/ and its folders (src/slots/)
+perl "$tools/pgindent" "${args[@]}" "$top"/src/*.c "$top"/src/*.h "$top"/src/*/*.c "$top"/src/*/*.h

@@ -10,8 +10,8 @@
  * merge two sets, which gives the same mean and variance as if every sample
  * had been recorded in one place.
  *
- * No locking here: callers own the memory they pass (see slots_count.c, slots_fold.c,
- * store.c).
+ * No locking here: callers own the memory they pass (see slots/count.c,
+ * slots/fold.c, store.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -268,7 +268,7 @@ ng_counters_clear_minmax(NgCounters *c)
 /*
  * ng_counters_unrecord
  *		Take sample s back from c, the counts of a slot that a reset voided
- *		while s was being added (slots_count.c): only the counts the history
+ *		while s was being added (slots/count.c): only the counts the history
  *		keeps of a voided slot (history_capture.c), which nothing else reads,
  *		not min/max, mean and variance, I/O times, WAL, JIT.
  */

@@ -83,7 +83,7 @@ typedef struct NgCounters
 
 	/* start of the top-level statement of the last execution or failure */
 	TimestampTz last_executed_at;
-	/* the change generation of their last change (slots_count.c stamps it) */
+	/* the change generation of their last change (slots/count.c stamps it) */
 	uint64		changed_generation;
 } NgCounters;
 

@@ -2,8 +2,8 @@
  *
  * counters_record.h
  *		ng_counters_record: adding one sample to a set of counters, inline,
- *		for the hot path that counts in a backend's own slot (slots_count.c)
- *		and for a count straight into an entry (slots_entry.c); and
+ *		for the hot path that counts in a backend's own slot (slots/count.c)
+ *		and for a count straight into an entry (slots/direct.c); and
  *		ng_counters_record_plain, the whole of a plain sample without a
  *		call.  What few samples have (a failure, I/O times, WAL, JIT,
  *		parallel workers) is counters.c's, out of line.

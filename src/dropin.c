@@ -26,7 +26,7 @@
 #include "funcs.h"
 #include "reset.h"
 #include "shmem.h"
-#include "slots.h"
+#include "slots/slots.h"
 
 NG_FUNCTION_INFO(pg_stat_statements);
 NG_FUNCTION_INFO(pg_stat_statements_1_2);

@@ -40,7 +40,7 @@
  * A shared entry, allocated in the DSA area and chained in its partition's
  * hash table.
  *
- * Layout.  A statement counted straight into its entry (slots_count.c, a
+ * Layout.  A statement counted straight into its entry (slots/direct.c, a
  * statement its backend runs less often than its slots turn over) is a
  * cache miss on each line of the entry it touches, so what a lookup and a
  * plain sample touch comes first and together: the head (the key, the

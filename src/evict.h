@@ -13,7 +13,7 @@
  *   - the clock hands: clock_partition (NgSharedState, atomic) over the
  *     partitions, and each partition's clock_bucket and clock_nbuckets
  *     (NgSharedPartition, its lock, exclusive) over its buckets;
- *   - the admission filter's state (admit.h has its policy): the cells
+ *   - the admission filter's state (slots/admit.h has its policy): the cells
  *     admit_seen (atomic loads and stores, no lock) and the flag
  *     admit_after_eviction (atomic: set by the first eviction on a full
  *     table, cleared by a full reset).
@@ -50,7 +50,7 @@
 /*
  * ng_evict_batch
  *		How many entries one eviction frees on a full table: 1% of max, at
- *		least one.  The admission filter (slots_entry.c) keeps that room for
+ *		least one.  The admission filter (slots/admit.h) keeps that room for
  *		statements that recur.
  */
 static inline uint32

@@ -9,7 +9,7 @@
  * timers.h), so they are only noted there, in a small static array, and
  * recorded later, when the transaction (or subtransaction) has been
  * aborted, or at the next hook call, whichever comes first.  Recording
- * uses the ordinary slot path (slots_count.c), as a sample that adds to the
+ * uses the ordinary slot path (slots/count.c), as a sample that adds to the
  * failure counters and not to calls, since pg_stat_statements counts
  * successful executions only.
  *
@@ -30,7 +30,7 @@
 #include "failures.h"
 #include "guc.h"
 #include "qtext.h"
-#include "slots.h"
+#include "slots/slots.h"
 
 #define NG_MAX_PENDING_FAILURES	16
 

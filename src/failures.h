@@ -9,7 +9,7 @@
  * and from memory context callbacks; it takes no lock, allocates nothing
  * and raises no error (a note goes into a small static array).
  * ng_failures_record, ng_failures_flush and the ng_failures_sqlstate_
- * functions: no lock of ours held (they count through slots_count.c, and try
+ * functions: no lock of ours held (they count through slots/count.c, and try
  * the partition lock of each failed statement for its SQLSTATE, without
  * waiting but at exit).
  *

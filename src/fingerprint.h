@@ -42,9 +42,18 @@ typedef struct NgFpCache
 	int			maxnotes;
 } NgFpCache;
 
-extern bool ng_fpcache_get(NgFpCache *c, const NgKey *key, dsa_pointer qtext,
-						   TimestampTz stored_at, const char *text, int len,
-						   int encoding, uint64 *fp);
+/* a row's text, as a reader copied it, whose fingerprint it wants */
+typedef struct NgFpText
+{
+	const NgKey *key;			/* the row's key */
+	dsa_pointer qtext;			/* the stored text it was copied from */
+	TimestampTz stored_at;		/* when that text was stored */
+	const char *text;			/* the reader's copy */
+	int			len;			/* its length in bytes */
+	int			encoding;		/* its encoding */
+} NgFpText;
+
+extern bool ng_fpcache_get(NgFpCache *c, const NgFpText *t, uint64 *fp);
 extern void ng_fpcache_store(NgFpCache *c, int p);
 extern void ng_fpcache_free(NgFpCache *c);
 

@@ -44,28 +44,26 @@
 
 /*
  * ng_fpcache_get
- *		The fingerprint of a row's text (len bytes, in encoding encoding) as
- *		this database shows it, into *fp, which holds the cached value (0:
- *		none) on entry.  False if it has none (the scanner rejects it).  A
- *		fingerprint computed here is noted in c, for ng_fpcache_store, when
- *		it is that of the stored bytes.  No lock of ours held.
+ *		The fingerprint of a row's text t (NgFpText) as this database shows
+ *		it, into *fp, which holds the cached value (0: none) on entry.
+ *		False if it has none (the scanner rejects it).  A fingerprint
+ *		computed here is noted in c, for ng_fpcache_store, when it is that
+ *		of the stored bytes.  No lock of ours held.
  */
 bool
-ng_fpcache_get(NgFpCache *c, const NgKey *key, dsa_pointer qtext,
-			   TimestampTz stored_at, const char *text, int len,
-			   int encoding, uint64 *fp)
+ng_fpcache_get(NgFpCache *c, const NgFpText *t, uint64 *fp)
 {
 	char	   *shown;
 	bool		ok;
 
-	if (*fp != 0 && encoding == GetDatabaseEncoding())
+	if (*fp != 0 && t->encoding == GetDatabaseEncoding())
 		return true;
 
-	shown = ng_text_for_reader(text, len, encoding);
+	shown = ng_text_for_reader(t->text, t->len, t->encoding);
 	ok = ng_fingerprint_or_null(shown, strlen(shown), fp);
-	if (shown != text)
+	if (shown != t->text)
 		pfree(shown);
-	else if (ok && *fp != 0 && DsaPointerIsValid(qtext))
+	else if (ok && *fp != 0 && DsaPointerIsValid(t->qtext))
 	{
 		NgFpNote   *note;
 
@@ -77,9 +75,9 @@ ng_fpcache_get(NgFpCache *c, const NgKey *key, dsa_pointer qtext,
 				repalloc_huge(c->notes, sizeof(NgFpNote) * c->maxnotes);
 		}
 		note = &c->notes[c->nnotes++];
-		note->key = *key;
-		note->qtext = qtext;
-		note->text_stored_at = stored_at;
+		note->key = *t->key;
+		note->qtext = t->qtext;
+		note->text_stored_at = t->stored_at;
 		note->fingerprint = *fp;
 	}
 	return ok;

@@ -37,7 +37,7 @@
 #include "reader.h"
 #include "reset.h"
 #include "shmem.h"
-#include "slots.h"
+#include "slots/slots.h"
 #include "store.h"
 #include "waits.h"
 
@@ -76,7 +76,7 @@ pg_stat_statements_ng_1_2(PG_FUNCTION_ARGS)
  *		the previous call returned, each with the new generation to pass to
  *		the next call.  The call advances the generation before it reads, and
  *		an execution stamps its slot with the generation it reads inside its
- *		write section (slots_count.c), so an execution is in at least one call's
+ *		write section (slots/count.c), so an execution is in at least one call's
  *		result: the one whose scan found it finished.  It can be in the next
  *		one too, when it read this call's generation and finished before this
  *		call's scan reached it: delivery is at least once, and a collector

@@ -277,11 +277,17 @@ stmt_fingerprints(StmtRead *sr, int p)
 	for (int j = 0; j < sr->nrows; j++)
 	{
 		StmtRow    *row = &sr->rows[j];
+		NgFpText	t = {
+			.key = &row->key,
+			.qtext = row->qtext_dp,
+			.stored_at = row->text_stored_at,
+			.text = sr->texts + row->qtext_off,
+			.len = row->qtext_len,
+			.encoding = row->encoding,
+		};
 
 		row->has_fingerprint = row->qtext_len >= 0 &&
-			ng_fpcache_get(&sr->fpc, &row->key, row->qtext_dp,
-						   row->text_stored_at, sr->texts + row->qtext_off,
-						   row->qtext_len, row->encoding, &row->fingerprint);
+			ng_fpcache_get(&sr->fpc, &t, &row->fingerprint);
 	}
 	ng_fpcache_store(&sr->fpc, p);
 }

@@ -445,7 +445,7 @@ define_settings(const char *prefix, bool alias)
 /*
  * define_admission
  *		Define pg_stat_statements_ng.admission (the admission filter,
- *		slots_entry.c).
+ *		slots/admit.h).
  */
 static void
 define_admission(void)
@@ -562,7 +562,7 @@ ng_define_gucs(void)
 
 	/*
 	 * A fault injection for tests, on assertion builds only: the exit
-	 * callback fails after folding its first slot (slots_life.c).
+	 * callback fails after folding its first slot (slots/life.c).
 	 */
 	DefineCustomBoolVariable("pg_stat_statements_ng.debug_fail_at_exit",
 							 "Makes the exit callback fail (assertion builds, for tests).",

@@ -25,7 +25,7 @@ typedef enum NgTrackLevel
 /* pg_stat_statements_ng.admission: who gets a new entry on a full table */
 typedef enum NgAdmission
 {
-	NG_ADMIT_RECURRING,			/* statements seen before (slots_entry.c) */
+	NG_ADMIT_RECURRING,			/* statements seen before (slots/admit.h) */
 	NG_ADMIT_ALL				/* every statement, evicting (contrib) */
 } NgAdmission;
 

@@ -146,7 +146,7 @@ typedef struct NgHistoryDeparted
 
 /*
  * The counts of an unbound slot whose statement never got an entry, given
- * up by its fold (slots_fold.c) under the partition lock, which cannot
+ * up by its fold (slots/fold.c) under the partition lock, which cannot
  * allocate: kept in main shared memory, a few per partition.  Their
  * durations are not kept (no histogram).
  */

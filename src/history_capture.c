@@ -19,7 +19,7 @@
  * partition lock.  A writer whose write section saw the void takes its
  * sample back (or writes nothing) and counts it again after the reset,
  * and it clears an unbound slot of an older generation only while it
- * holds the partition lock (slots_count.c), so after the copy: a slot's
+ * holds the partition lock (slots/count.c), so after the copy: a slot's
  * pre-reset counts are in the copy, once, and a sample counted after the
  * void is not.
  *
@@ -44,7 +44,7 @@
 #include "alloc.h"
 #include "entry_hist.h"
 #include "history.h"
-#include "slots.h"
+#include "slots/slots.h"
 #include "store.h"
 
 /* how long a reset waits for a slot in the middle of a write (x 10 us) */

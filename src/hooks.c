@@ -5,9 +5,9 @@
  *		measure statements.
  *
  * Why a file of its own: this is where PostgreSQL calls us.  The hooks only
- * measure and hand samples to slots_count.c; they hold no lock of ours across a
- * call into PostgreSQL, and raise no error of ours: whatever goes wrong in
- * the extension degrades into a lost text or a counted loss.
+ * measure and hand samples to slots/count.c; they hold no lock of ours
+ * across a call into PostgreSQL, and raise no error of ours: whatever goes
+ * wrong in the extension degrades into a lost text or a counted loss.
  *
  * Nesting: one level counter, raised around planning, ExecutorRun,
  * ExecutorFinish and utility commands, as pg_stat_statements does; a
@@ -53,7 +53,7 @@
 #include "qtext.h"
 #include "setup.h"
 #include "shmem.h"
-#include "slots.h"
+#include "slots/slots.h"
 #include "timers.h"
 
 PG_MODULE_MAGIC;

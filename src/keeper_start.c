@@ -16,7 +16,7 @@
  *	- the postmaster, creating shared memory, logs a WARNING that names
  *	  max_worker_processes and counts the failure (keeper_start_failures in
  *	  the info view: each absence once, however often backends retry);
- *	- backends, at their periodic maintenance (slots_life.c), apply a
+ *	- backends, at their periodic maintenance (slots/life.c), apply a
  *	  lowered max and query_text_memory as the keeper would, and try to
  *	  register the keeper as a dynamic worker, at most once every
  *	  NG_KEEPER_RETRY_MS across the server: that succeeds once a slot is free

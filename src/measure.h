@@ -22,7 +22,7 @@
 #include "counters.h"
 #include "failures.h"
 #include "guc.h"
-#include "slots.h"
+#include "slots/slots.h"
 
 #pragma GCC visibility push(hidden)
 

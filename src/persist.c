@@ -68,7 +68,7 @@
 #include "persist_contrib.h"
 #include "persist_internal.h"
 #include "shmem.h"
-#include "slots.h"
+#include "slots/slots.h"
 
 /* How long the keeper waits at shutdown for backends to fold and exit */
 #define NG_SHUTDOWN_WAIT_MS	10000

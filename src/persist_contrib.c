@@ -73,7 +73,7 @@
 #include "persist_internal.h"
 #include "qtext.h"
 #include "reader.h"
-#include "slots.h"
+#include "slots/slots.h"
 #include "store.h"
 
 /*

@@ -34,7 +34,7 @@
 #include "guc.h"
 #include "persist_contrib.h"
 #include "reader.h"
-#include "slots.h"
+#include "slots/slots.h"
 
 #define CONTRIB_TMP_FILE	NG_CONTRIB_FILE ".tmp"
 

@@ -111,36 +111,36 @@ fuzz_pick(pg_prng_state *rng, bytea **files, int nfiles, int ncurrent)
 
 /*
  * fuzz_one
- *		One mutated dump, built in buf from f (and o), checked by the
- *		loader's code: its verdict (NULL: sound; allocated in the current
- *		memory context) and *past_header.
+ *		One mutated dump, built in b (its room b->cap) from f (and o),
+ *		checked by the loader's code: its verdict (NULL: sound; allocated in
+ *		the current memory context) and *past_header.
  */
 static const char *
-fuzz_one(pg_prng_state *rng, char *buf, size_t cap, NgFuzzDump *d, bytea *f,
-		 bytea *o, bool *past_header)
+fuzz_one(pg_prng_state *rng, NgFuzzBuf *b, NgFuzzDump *d, bytea *f, bytea *o,
+		 bool *past_header)
 {
-	size_t		len = VARSIZE_ANY_EXHDR(f);
 	int			nmut = (int) pg_prng_uint64_range(rng, 1, 4);
 	int			how = (int) pg_prng_uint64_range(rng, 0, 7);
 	char	   *input;
 	const char *why;
 
-	memcpy(buf, VARDATA_ANY(f), len);
+	b->len = VARSIZE_ANY_EXHDR(f);
+	memcpy(b->data, VARDATA_ANY(f), b->len);
 	for (int m = 0; m < nmut; m++)
 	{
 		if (how < 2)
-			ng_fuzz_mutate_raw(rng, buf, &len, cap, VARDATA_ANY(o), VARSIZE_ANY_EXHDR(o));
+			ng_fuzz_mutate_raw(rng, b->data, &b->len, b->cap, VARDATA_ANY(o), VARSIZE_ANY_EXHDR(o));
 		else
-			ng_fuzz_mutate_dump(rng, buf, &len, cap, d, VARDATA_ANY(o), VARSIZE_ANY_EXHDR(o));
+			ng_fuzz_mutate_dump(rng, b, d, VARDATA_ANY(o), VARSIZE_ANY_EXHDR(o));
 	}
 	if (how != 0)
-		ng_fuzz_fix_crc(buf, len);
+		ng_fuzz_fix_crc(b->data, b->len);
 	/* exactly len bytes: a read past them is ASan's to see */
-	input = malloc(Max(len, 1));
+	input = malloc(Max(b->len, 1));
 	if (input == NULL)
 		elog(ERROR, "out of memory");
-	memcpy(input, buf, len);
-	why = ng_persist_check_buffer(input, len, past_header);
+	memcpy(input, b->data, b->len);
+	why = ng_persist_check_buffer(input, b->len, past_header);
 	free(input);
 	return why;
 }
@@ -162,7 +162,7 @@ pg_stat_statements_ng_fuzz_loader(PG_FUNCTION_ARGS)
 	int			ncurrent = 0;
 	bytea	  **files;
 	size_t		cap = 0;
-	char	   *buf;
+	NgFuzzBuf	b;
 	NgFuzzDump	d;
 	FuzzOutcome outcomes[FUZZ_MAX_OUTCOMES];
 	int			noutcomes = 0;
@@ -188,7 +188,8 @@ pg_stat_statements_ng_fuzz_loader(PG_FUNCTION_ARGS)
 			cap = Max(cap, VARSIZE_ANY_EXHDR(f));
 		}
 	cap = cap * 2 + 4096;
-	buf = palloc(cap);
+	b.data = palloc(cap);
+	b.cap = cap;
 	d.max_entries = cap / sizeof(NgDumpEntry);
 	d.entry_at = palloc((d.max_entries + 1) * sizeof(size_t));
 	iter_cxt = AllocSetContextCreate(CurrentMemoryContext, "loader fuzz",
@@ -204,7 +205,7 @@ pg_stat_statements_ng_fuzz_loader(PG_FUNCTION_ARGS)
 
 		CHECK_FOR_INTERRUPTS();
 		old = MemoryContextSwitchTo(iter_cxt);
-		why = fuzz_one(&rng, buf, cap, &d, f, o, &past_header);
+		why = fuzz_one(&rng, &b, &d, f, o, &past_header);
 		MemoryContextSwitchTo(old);
 		fuzz_count(outcomes, &noutcomes, why ? why : "sound", past_header);
 		MemoryContextReset(iter_cxt);

@@ -346,13 +346,17 @@ fuzz_edit_hist(pg_prng_state *rng, char *buf, size_t *len, size_t cap,
 
 /*
  * fuzz_edit_entries
- *		Entry e deleted, duplicated, or one of the other dump's (if it is of
- *		the current format) put before it; the entry count set to agree.
+ *		In b's dump, entry e deleted, duplicated, or one of the other dump's
+ *		(if it is of the current format) put before it; the entry count set
+ *		to agree.
  */
 static void
-fuzz_edit_entries(pg_prng_state *rng, char *buf, size_t *len, size_t cap,
-				  NgFuzzDump *d, uint64 e, const char *other, size_t other_len)
+fuzz_edit_entries(pg_prng_state *rng, NgFuzzBuf *b, NgFuzzDump *d, uint64 e,
+				  const char *other, size_t other_len)
 {
+	char	   *buf = b->data;
+	size_t	   *len = &b->len;
+	size_t		cap = b->cap;
 	size_t		at = d->entry_at[e];
 	size_t		k = d->entry_at[e + 1] - at;
 
@@ -383,14 +387,17 @@ fuzz_edit_entries(pg_prng_state *rng, char *buf, size_t *len, size_t cap,
 
 /*
  * ng_fuzz_mutate_dump
- *		One mutation that knows the format, if buf (*len bytes, room for
- *		cap) is a dump of it whose lengths agree (else a raw one): see the
- *		head of this file.  d is room for the parse (max_entries set).
+ *		One mutation that knows the format, if b's dump (NgFuzzBuf) is one
+ *		of it whose lengths agree (else a raw one): see the head of this
+ *		file.  d is room for the parse (max_entries set).
  */
 void
-ng_fuzz_mutate_dump(pg_prng_state *rng, char *buf, size_t *len, size_t cap,
-					NgFuzzDump *d, const char *other, size_t other_len)
+ng_fuzz_mutate_dump(pg_prng_state *rng, NgFuzzBuf *b, NgFuzzDump *d,
+					const char *other, size_t other_len)
 {
+	char	   *buf = b->data;
+	size_t	   *len = &b->len;
+	size_t		cap = b->cap;
 	uint64		e;
 
 	if (!fuzz_parse(buf, *len, d))
@@ -429,7 +436,7 @@ ng_fuzz_mutate_dump(pg_prng_state *rng, char *buf, size_t *len, size_t cap,
 			fuzz_edit_hist(rng, buf, len, cap, d, e);
 			break;
 		case 4:
-			fuzz_edit_entries(rng, buf, len, cap, d, e, other, other_len);
+			fuzz_edit_entries(rng, b, d, e, other, other_len);
 			break;
 	}
 }

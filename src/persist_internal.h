@@ -148,10 +148,18 @@ typedef struct NgFuzzDump
 	size_t		max_entries;	/* room in entry_at, but one */
 } NgFuzzDump;
 
+/* the dump being mutated */
+typedef struct NgFuzzBuf
+{
+	char	   *data;
+	size_t		len;			/* bytes of the dump */
+	size_t		cap;			/* room at data */
+} NgFuzzBuf;
+
 extern void ng_fuzz_mutate_raw(pg_prng_state *rng, char *buf, size_t *len,
 							   size_t cap, const char *other, size_t other_len);
-extern void ng_fuzz_mutate_dump(pg_prng_state *rng, char *buf, size_t *len,
-								size_t cap, NgFuzzDump *d, const char *other,
+extern void ng_fuzz_mutate_dump(pg_prng_state *rng, NgFuzzBuf *b,
+								NgFuzzDump *d, const char *other,
 								size_t other_len);
 extern void ng_fuzz_fix_crc(char *buf, size_t len);
 #endif

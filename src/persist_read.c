@@ -36,7 +36,7 @@
 #include "persist_internal.h"
 #include "qtext.h"
 #include "shmem.h"
-#include "slots.h"
+#include "slots/slots.h"
 #include "store.h"
 
 /*

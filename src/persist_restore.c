@@ -130,8 +130,17 @@ ng_persist_restore_entry(const NgDumpEntry *de, const uint64 *hist,
 	if (restore_voided)
 		dp = InvalidDsaPointer;
 	else
-		dp = ng_entry_insert(part, &de->key, hash, tdp, de->text_len,
-							 de->encoding, &found);
+	{
+		NgEntryInsert ins = {
+			.key = &de->key,
+			.hash = hash,
+			.qtext = tdp,
+			.text_len = de->text_len,
+			.encoding = de->encoding,
+		};
+
+		dp = ng_entry_insert(part, &ins, &found);
+	}
 	if (DsaPointerIsValid(dp))
 	{
 		entry = dsa_get_address(ng_area, dp);

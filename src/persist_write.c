@@ -36,7 +36,7 @@
 #include "persist_internal.h"
 #include "reader.h"
 #include "shmem.h"
-#include "slots.h"
+#include "slots/slots.h"
 
 typedef struct DumpWriter
 {

@@ -10,9 +10,9 @@
  * statistics live in two places.  Shared entries (store.c) sit in a
  * partitioned hash table in a DSA area; each partition has one LWLock.
  * Every backend also owns a fixed array of slots in main shared memory
- * (slot_area.c, slots_*.c), which accumulate the counts of the statements it runs; only
- * the owner writes its slots, bracketing each write with a change count so
- * that readers copy them consistently without a lock.  A reader
+ * (src/slots/), which accumulate the counts of the statements it runs;
+ * only the owner writes its slots, bracketing each write with a change
+ * count so that readers copy them consistently without a lock.  A reader
  * (funcs.c) adds, partition by partition and under that partition's lock
  * in shared mode, the entries and every slot bound to the partition.  A
  * backend moves ("folds") a slot's counts into its entry only while

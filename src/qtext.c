@@ -73,6 +73,30 @@ typedef struct QtextConst
 	bool		literal;		/* found by the scanner, not the jumble */
 } QtextConst;
 
+/* A statement being normalized, cut out of its source string */
+typedef struct QtextStatement
+{
+	const NgTextSource *src;	/* its jumble (may be NULL) and whether it is
+								 * a utility statement */
+	const char *text;			/* a NUL-terminated copy of the statement */
+	int			location;		/* where it starts in the source string, to
+								 * which the jumble's locations refer */
+	int			len;			/* its length in bytes */
+} QtextStatement;
+
+/*
+ * How qtext_substitute numbers the parameter symbols it writes: the
+ * jumble's constants after the highest external parameter, the scanner's
+ * literals after first_lit
+ */
+typedef struct QtextNumbering
+{
+	int			highest_extern; /* the jumble's highest $n of the statement */
+	int			first_lit;		/* the scanner's literals are numbered after */
+	bool		has_squashed;	/* a constant stands for a squashed list:
+								 * external parameters are renumbered too */
+} QtextNumbering;
+
 static int
 qtext_const_cmp(const void *a, const void *b)
 {
@@ -256,15 +280,13 @@ qtext_add_literals(const QtextConst *consts, int n, const QtextConst *lits,
 /*
  * qtext_substitute
  *		Write the statement with each of the nall constants (sorted, measured)
- *		replaced by its parameter symbol: the jumble's numbered after
- *		highest_extern, the scanner's literals after first_lit.  Returns a
+ *		replaced by its parameter symbol, numbered as num says.  Returns a
  *		palloc'd text (its length in *out_len), or NULL if two constants
  *		overlap.
  */
 static char *
 qtext_substitute(const QtextConst *all, int nall, const char *stmt, int len,
-				 int highest_extern, int first_lit, bool has_squashed,
-				 int *out_len)
+				 const QtextNumbering *num, int *out_len)
 {
 	StringInfoData buf;
 	int			copied = 0;		/* bytes of stmt already written */
@@ -279,7 +301,7 @@ qtext_substitute(const QtextConst *all, int nall, const char *stmt, int len,
 		if (c->length < 0)
 			continue;			/* a duplicate location */
 		/* an external parameter is already $n: keep it unless renumbering */
-		if (c->extern_param && !has_squashed)
+		if (c->extern_param && !num->has_squashed)
 			continue;
 		if (c->location < copied)
 		{
@@ -289,10 +311,10 @@ qtext_substitute(const QtextConst *all, int nall, const char *stmt, int len,
 		}
 		appendBinaryStringInfo(&buf, stmt + copied, c->location - copied);
 		if (c->literal)
-			appendStringInfo(&buf, "$%d", first_lit + ++replaced_lits);
+			appendStringInfo(&buf, "$%d", num->first_lit + ++replaced_lits);
 		else
 			appendStringInfo(&buf, "$%d%s",
-							 replaced++ + 1 + highest_extern,
+							 replaced++ + 1 + num->highest_extern,
 							 c->squashed ? " /*, ... */" : "");
 		copied = c->location + c->length;
 	}
@@ -303,33 +325,35 @@ qtext_substitute(const QtextConst *all, int nall, const char *stmt, int len,
 
 /*
  * qtext_normalize
- *		Replace the constants of a statement by parameter symbols.  stmt is
- *		a NUL-terminated copy of the statement, which starts at offset
- *		stmt_loc of the source string the jumble's locations refer to.
- *		jstate may be NULL (no constants found by the jumble).  The
- *		literals the scanner (with standard_conforming_strings = scs) finds
- *		outside the jumble's constants are replaced too, numbered after
- *		them; integers that are type modifiers or positions only in a
- *		utility statement.
+ *		Replace the constants of statement st by parameter symbols.  Its
+ *		jumble (st->src->jstate) may be NULL (no constants found by the
+ *		jumble).  The literals the scanner (with standard_conforming_strings
+ *		= scs) finds outside the jumble's constants are replaced too,
+ *		numbered after them; integers that are type modifiers or positions
+ *		only in a utility statement.
  *		Returns a palloc'd text, or NULL if any location does not check out.
  */
 static char *
-qtext_normalize(const JumbleState *jstate, const char *stmt, int stmt_loc,
-				int len, bool utility, bool scs, int *out_len)
+qtext_normalize(const QtextStatement *st, bool scs, int *out_len)
 {
+	const JumbleState *jstate = st->src->jstate;
+	const char *stmt = st->text;
+	int			len = st->len;
 	int			n = jstate ? jstate->clocations_count : 0;
 	int			nlits = 0;
 	int			max_param = 0;
-	int			highest_extern = jstate ? jstate->highest_extern_param_id : 0;
+	QtextNumbering num = {
+		.highest_extern = jstate ? jstate->highest_extern_param_id : 0,
+	};
 	QtextConst *consts;
 	QtextConst *lits = NULL;
 	QtextConst *all;
 	int			nall;
 	int			first_lit;
-	bool		has_squashed = false;
 	char	   *result;
 
-	consts = qtext_jumble_constants(jstate, n, stmt_loc, len, &has_squashed);
+	consts = qtext_jumble_constants(jstate, n, st->location, len,
+									&num.has_squashed);
 	if (consts == NULL)
 		return NULL;
 	qsort(consts, n, sizeof(QtextConst), qtext_const_cmp);
@@ -341,7 +365,8 @@ qtext_normalize(const JumbleState *jstate, const char *stmt, int stmt_loc,
 	}
 
 	/* add the scanner's literals that do not lie within a jumble constant */
-	lits = qtext_find_literals(stmt, len, scs, utility, &nlits, &max_param);
+	lits = qtext_find_literals(stmt, len, scs, st->src->utility, &nlits,
+							   &max_param);
 	if (lits == NULL)
 	{
 		pfree(consts);
@@ -350,14 +375,14 @@ qtext_normalize(const JumbleState *jstate, const char *stmt, int stmt_loc,
 	all = qtext_add_literals(consts, n, lits, nlits, &nall);
 
 	/* the jumble's constants are numbered first, then the scanner's */
-	first_lit = highest_extern;
+	first_lit = num.highest_extern;
 	for (int i = 0; i < n; i++)
-		if (consts[i].length >= 0 && !(consts[i].extern_param && !has_squashed))
+		if (consts[i].length >= 0 &&
+			!(consts[i].extern_param && !num.has_squashed))
 			first_lit++;
-	first_lit = Max(first_lit, max_param);
+	num.first_lit = Max(first_lit, max_param);
 
-	result = qtext_substitute(all, nall, stmt, len, highest_extern, first_lit,
-							  has_squashed, out_len);
+	result = qtext_substitute(all, nall, stmt, len, &num, out_len);
 	pfree(all);
 	pfree(lits);
 	pfree(consts);
@@ -371,8 +396,8 @@ qtext_normalize(const JumbleState *jstate, const char *stmt, int stmt_loc,
  *		syntax error or an invalid escape, not a lack of resources.
  */
 static char *
-qtext_try_normalize(const NgTextSource *src, const char *copy, int loc,
-					int stmt_len, bool scs, int *len, bool *refuted)
+qtext_try_normalize(const QtextStatement *st, bool scs, int *len,
+					bool *refuted)
 {
 	char	   *result = NULL;
 	MemoryContext cxt = CurrentMemoryContext;
@@ -382,8 +407,7 @@ qtext_try_normalize(const NgTextSource *src, const char *copy, int loc,
 	*refuted = false;
 	PG_TRY();
 	{
-		result = qtext_normalize(src->jstate, copy, loc, stmt_len,
-								 src->utility, scs, len);
+		result = qtext_normalize(st, scs, len);
 	}
 	PG_CATCH();
 	{
@@ -414,17 +438,14 @@ qtext_try_normalize(const NgTextSource *src, const char *copy, int loc,
  *		agree, or one setting must be refuted by an error; else NULL.
  */
 static char *
-qtext_normalize_either(const NgTextSource *src, const char *copy, int loc,
-					   int stmt_len, int *len)
+qtext_normalize_either(const QtextStatement *st, int *len)
 {
 	int			len_on = 0;
 	int			len_off = 0;
 	bool		refuted_on;
 	bool		refuted_off;
-	char	   *on = qtext_try_normalize(src, copy, loc, stmt_len, true,
-										 &len_on, &refuted_on);
-	char	   *off = qtext_try_normalize(src, copy, loc, stmt_len, false,
-										  &len_off, &refuted_off);
+	char	   *on = qtext_try_normalize(st, true, &len_on, &refuted_on);
+	char	   *off = qtext_try_normalize(st, false, &len_off, &refuted_off);
 
 	if (on != NULL && (refuted_off ||
 					   (off != NULL && len_on == len_off &&
@@ -465,6 +486,7 @@ ng_qtext_prepare(const NgTextSource *src, int *len)
 	char	   *copy;
 	char	   *result;
 	bool		refuted;
+	QtextStatement st;
 
 	if (src->query == NULL)
 		return NULL;
@@ -473,14 +495,17 @@ ng_qtext_prepare(const NgTextSource *src, int *len)
 		return NULL;
 	copy = pnstrdup(stmt, stmt_len);
 	stmt_len = strlen(copy);	/* an embedded NUL would end the text */
+	st.src = src;
+	st.text = copy;
+	st.location = loc;
+	st.len = stmt_len;
 
 	/* without a backslash, standard_conforming_strings changes no token */
 	if (strchr(copy, '\\') == NULL)
-		result = qtext_try_normalize(src, copy, loc, stmt_len,
-									 standard_conforming_strings, len,
+		result = qtext_try_normalize(&st, standard_conforming_strings, len,
 									 &refuted);
 	else
-		result = qtext_normalize_either(src, copy, loc, stmt_len, len);
+		result = qtext_normalize_either(&st, len);
 	pfree(copy);
 	return result;
 }

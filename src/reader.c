@@ -53,7 +53,7 @@
 #include "qtext.h"
 #include "reader.h"
 #include "shmem.h"
-#include "slots.h"
+#include "slots/slots.h"
 #include "store.h"
 
 /* how long a read waits for a slot in the middle of a write (ms) */

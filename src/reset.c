@@ -28,9 +28,25 @@
 #include "history.h"
 #include "reset.h"
 #include "shmem.h"
-#include "slots.h"
+#include "slots/slots.h"
 #include "store.h"
 #include "waits.h"
+
+/*
+ * One reset, as ng_store_reset applies it to each partition
+ * (reset_partition): which entries (the filter: InvalidOid or 0 matches
+ * anything), what is done to them, when, and where what it removes goes.
+ */
+typedef struct ResetRequest
+{
+	Oid			userid;
+	Oid			dbid;
+	uint64		queryid;
+	bool		minmax_only;	/* reset min and max only, remove nothing */
+	TimestampTz now;			/* the reset's time */
+	void	   *cap;			/* the history's capture of what it removes
+								 * (ng_history_capture_begin), or NULL */
+} ResetRequest;
 
 static bool
 reset_matches(const NgKey *key, Oid userid, Oid dbid, uint64 queryid)
@@ -88,14 +104,17 @@ reset_voids_unbound(int p, Oid userid, Oid dbid, uint64 queryid)
 
 /*
  * reset_partition
- *		Apply a reset to one partition.  Caller holds its lock exclusively.
+ *		Apply reset req to one partition.  Caller holds its lock exclusively.
  *		A full reset voids every unbound slot of the partition; a partial one
  *		only if one of them counts for a key it matches (then all of them).
  */
 static void
-reset_partition(NgSharedPartition *part, Oid userid, Oid dbid, uint64 queryid,
-				bool minmax_only, TimestampTz now, void *cap)
+reset_partition(NgSharedPartition *part, const ResetRequest *req)
 {
+	Oid			userid = req->userid;
+	Oid			dbid = req->dbid;
+	uint64		queryid = req->queryid;
+	bool		minmax_only = req->minmax_only;
 	dsa_pointer *buckets;
 	bool		full = (userid == InvalidOid && dbid == InvalidOid &&
 						queryid == 0 && !minmax_only);
@@ -128,7 +147,7 @@ reset_partition(NgSharedPartition *part, Oid userid, Oid dbid, uint64 queryid,
 				{
 					ng_counters_clear_minmax(&entry->counters);
 					entry->minmax_generation++;
-					entry->minmax_stats_since = now;
+					entry->minmax_stats_since = req->now;
 					/* changed: collectors (changed_since) see it again */
 					entry->counters.changed_generation =
 						pg_atomic_read_u64(&ng_shared->change_generation);
@@ -139,7 +158,8 @@ reset_partition(NgSharedPartition *part, Oid userid, Oid dbid, uint64 queryid,
 				else
 				{
 					/* the history's open window keeps its counts */
-					ng_history_capture_entry(cap, part - ng_shared->partitions,
+					ng_history_capture_entry(req->cap,
+											 part - ng_shared->partitions,
 											 entry, cur);
 					ng_entry_drop(part, entry, cur);
 					dropped = true;
@@ -189,6 +209,14 @@ ng_store_reset(Oid userid, Oid dbid, uint64 queryid, bool minmax_only)
 
 	/* what the reset removes stays in the history's open window */
 	void	   *cap = minmax_only ? NULL : ng_history_capture_begin();
+	ResetRequest req = {
+		.userid = userid,
+		.dbid = dbid,
+		.queryid = queryid,
+		.minmax_only = minmax_only,
+		.now = now,
+		.cap = cap,
+	};
 
 	if (full)
 	{
@@ -198,8 +226,7 @@ ng_store_reset(Oid userid, Oid dbid, uint64 queryid, bool minmax_only)
 		{
 			uint32		generation = ng_shared->partitions[i].generation;
 
-			reset_partition(&ng_shared->partitions[i], userid, dbid, queryid,
-							false, now, cap);
+			reset_partition(&ng_shared->partitions[i], &req);
 			reset_stall(&ng_shared->partitions[i], generation);
 			ng_history_capture_slots(cap, i, generation);
 		}
@@ -224,7 +251,7 @@ ng_store_reset(Oid userid, Oid dbid, uint64 queryid, bool minmax_only)
 
 			LWLockAcquire(part->lock, LW_EXCLUSIVE);
 			generation = part->generation;
-			reset_partition(part, userid, dbid, queryid, minmax_only, now, cap);
+			reset_partition(part, &req);
 			reset_stall(part, generation);
 			ng_history_capture_slots(cap, i, generation);
 			LWLockRelease(part->lock);

@@ -96,23 +96,35 @@ ng_rowform_begin(NgRowForm *f, Tuplestorestate *store, TupleDesc desc)
 	f->buf = palloc0(f->bufsize);
 }
 
+/* Where fill_data writes a row, and what it tells of it */
+typedef struct RowFormDest
+{
+	char	   *data;			/* the values: zeroed, MAXALIGNed */
+	Size		room;			/* bytes at data */
+	bits8	   *bits;			/* the null bitmap, zeroed; NULL when the row
+								 * has no nulls */
+	uint16		infomask;		/* out: the infomask bits the values set */
+} RowFormDest;
+
 /*
  * fill_data
- *		Write the row's values at data (zeroed, MAXALIGNed, room for room
- *		bytes) and their bits into bits (zeroed; NULL when there are no
- *		nulls), as heap_fill_tuple does, in one pass; the infomask bits it
- *		sets into *infomask.  Returns the data's length; NG_FILL_UNKNOWN if
- *		a value is not one the loop knows (toasted, compressed or expanded),
- *		NG_FILL_ROOM if room is too small: the caller then zeroes what was
- *		written and goes another way.
+ *		Write the row's values at dest->data and their bits into dest->bits,
+ *		as heap_fill_tuple does, in one pass; the infomask bits it sets into
+ *		dest->infomask.  Returns the data's length; NG_FILL_UNKNOWN if a
+ *		value is not one the loop knows (toasted, compressed or expanded),
+ *		NG_FILL_ROOM if dest->room is too small: the caller then zeroes what
+ *		was written and goes another way.
  */
 #define NG_FILL_UNKNOWN		((Size) -1)
 #define NG_FILL_ROOM		((Size) -2)
 
 static Size
 fill_data(const NgRowForm *f, const Datum *values, const bool *nulls,
-		  char *data, Size room, bits8 *bits, uint16 *infomask)
+		  RowFormDest *dest)
 {
+	char	   *data = dest->data;
+	bits8	   *bits = dest->bits;
+	uint16	   *infomask = &dest->infomask;
 	Size		off = 0;
 
 	*infomask = 0;
@@ -165,7 +177,7 @@ fill_data(const NgRowForm *f, const Datum *values, const bool *nulls,
 			n = VARSIZE(v);
 		}
 		/* the fixed columns still to come take at most f->fixed_max */
-		if (off + n + f->fixed_max > room)
+		if (off + n + f->fixed_max > dest->room)
 			return NG_FILL_ROOM;
 		if (VARATT_IS_4B_U(v) && n != VARSIZE(v))
 		{
@@ -192,14 +204,15 @@ ng_rowform_put(NgRowForm *f, const Datum *values, const bool *nulls)
 								(hasnull ? BITMAPLEN(f->natts) : 0));
 	Size		datalen = NG_FILL_UNKNOWN;
 	MinimalTuple tup = (MinimalTuple) f->buf;
-	uint16		infomask;
+	RowFormDest dest;
 
 	/* f->buf is all zeros between rows */
 	while (f->fast)
 	{
-		datalen = fill_data(f, values, nulls, f->buf + hoff,
-							f->bufsize - hoff, hasnull ? tup->t_bits : NULL,
-							&infomask);
+		dest.data = f->buf + hoff;
+		dest.room = f->bufsize - hoff;
+		dest.bits = hasnull ? tup->t_bits : NULL;
+		datalen = fill_data(f, values, nulls, &dest);
 		if (datalen != NG_FILL_ROOM)
 			break;
 		/* a long text: room for it, zeroed, and again */
@@ -218,7 +231,7 @@ ng_rowform_put(NgRowForm *f, const Datum *values, const bool *nulls)
 	tup->t_len = hoff + datalen;
 	HeapTupleHeaderSetNatts(tup, f->natts);
 	tup->t_hoff = hoff + MINIMAL_TUPLE_OFFSET;
-	tup->t_infomask = infomask;
+	tup->t_infomask = dest.infomask;
 #ifdef USE_ASSERT_CHECKING
 	{
 		MinimalTuple check = NG_FORM_MINIMAL_TUPLE(f->desc, (Datum *) values,

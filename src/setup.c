@@ -6,7 +6,7 @@
  *
  * Why a file of its own: creating the shared state needs every part that
  * lives in it (the fixed state and the DSA area, shmem.c; the slot areas,
- * slot_area.c) and the keeper's decision whether to restore (persist.c); kept
+ * slots/area.c) and the keeper's decision whether to restore (persist.c); kept
  * apart, none of those needs to know the others.
  *
  *-------------------------------------------------------------------------
@@ -22,7 +22,7 @@
 #include "persist.h"
 #include "setup.h"
 #include "shmem.h"
-#include "slots.h"
+#include "slots/slots.h"
 
 static Size
 store_total_size(void)

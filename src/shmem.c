@@ -12,8 +12,8 @@
  * Memory.  The postmaster creates, in main shared memory, the fixed state
  * (NgSharedState), the first segment of a DSA area (created in place and
  * pinned, so it lives as long as the server), and the slot areas of every
- * backend (slot_area.c).  Backends attach to the DSA area lazily, on first use.
- * Entries and query texts are DSA allocations; entry memory is bounded by
+ * backend (slots/area.c).  Backends attach to the DSA area lazily, on
+ * first use.  Entries and query texts are DSA allocations; entry memory is bounded by
  * the max setting, text memory by query_text_memory.
  *
  * The locking protocol of the shared table is described in store.c.

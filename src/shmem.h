@@ -37,7 +37,7 @@
 #define NG_PARTITION_BIT(p)		((uint32) 1 << (p))
 
 /*
- * Cells of the admission filter (slots_entry.c): a power of two.  4 bytes
+ * Cells of the admission filter (slots/admit.h): a power of two.  4 bytes
  * each, 64 kB in all, a whole number of cache lines.
  */
 #define NG_ADMIT_CELLS			16384
@@ -157,12 +157,12 @@ typedef struct NgSharedState
 	char		pad_change_generation[PG_CACHE_LINE_SIZE - sizeof(pg_atomic_uint64) - sizeof(uint32)];
 
 	/*
-	 * The admission filter (admit.h; evict.h owns the state): fingerprints of
-	 * keys refused an entry while the table was full, one per cell, 0 =
-	 * empty.  Read and overwritten with plain (atomic, 32-bit) loads and
-	 * stores, by any backend, without lock: two stores to one cell at once
-	 * only make the filter forget one of the keys.  Only the new-statement
-	 * path touches it, on cache lines of its own.
+	 * The admission filter (slots/admit.h; evict.h owns the state):
+	 * fingerprints of keys refused an entry while the table was full, one per
+	 * cell, 0 = empty.  Read and overwritten with plain (atomic, 32-bit)
+	 * loads and stores, by any backend, without lock: two stores to one cell
+	 * at once only make the filter forget one of the keys.  Only the
+	 * new-statement path touches it, on cache lines of its own.
 	 */
 	pg_atomic_uint32 admit_seen[NG_ADMIT_CELLS];
 

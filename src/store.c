@@ -257,19 +257,21 @@ ng_entry_unreserve(void)
 
 /*
  * ng_entry_insert
- *		Insert an entry for key, with the given text (which it then owns),
- *		or find the one that is already there (*found = true; the text is
- *		then not used, and the caller frees it).  Caller holds the partition
- *		lock exclusively, has reserved room with ng_entry_reserve, and has
- *		allocated the memory with ng_entry_prepare (it calls
- *		ng_entry_prepared_release after releasing the lock); the reservation
- *		is consumed only if a new entry was inserted.  Returns
- *		InvalidDsaPointer if no memory was prepared.
+ *		Insert an entry for ins->key (NgEntryInsert), with the text ins
+ *		gives (which it then owns), or find the one that is already there
+ *		(*found = true; the text is then not used, and the caller frees
+ *		it).  Caller holds the partition lock exclusively, has reserved room
+ *		with ng_entry_reserve, and has allocated the memory with
+ *		ng_entry_prepare (it calls ng_entry_prepared_release after releasing
+ *		the lock); the reservation is consumed only if a new entry was
+ *		inserted.  Returns InvalidDsaPointer if no memory was prepared.
  */
 dsa_pointer
-ng_entry_insert(NgSharedPartition *part, const NgKey *key, uint32 hash,
-				dsa_pointer qtext, int text_len, int encoding, bool *found)
+ng_entry_insert(NgSharedPartition *part, const NgEntryInsert *ins, bool *found)
 {
+	const NgKey *key = ins->key;
+	uint32		hash = ins->hash;
+	dsa_pointer qtext = ins->qtext;
 	NgSharedEntry *entry;
 	dsa_pointer dp;
 	dsa_pointer *buckets;
@@ -302,9 +304,9 @@ ng_entry_insert(NgSharedPartition *part, const NgKey *key, uint32 hash,
 	pg_atomic_init_u32(&entry->pins, 0);
 	entry->dead = false;
 	entry->qtext = qtext;
-	entry->text_len = DsaPointerIsValid(qtext) ? text_len : 0;
+	entry->text_len = DsaPointerIsValid(qtext) ? ins->text_len : 0;
 	entry->text_stored_at = DsaPointerIsValid(qtext) ? ng_qtext_stamp() : 0;
-	entry->encoding = encoding;
+	entry->encoding = ins->encoding;
 	now = GetCurrentTimestamp();
 	entry->stats_since = now;
 	entry->minmax_stats_since = now;

@@ -43,7 +43,7 @@ extern uint32 ng_key_hash(const NgKey *key);
  *		The 64 bits ng_key_hash folds to 32.  queryid is already a good hash;
  *		one round of a 64-bit finalizer (xor-shift-multiply) spreads the
  *		user, database and level over every bit.  Inline: the admission
- *		filter (slots_entry.c) takes its cell and fingerprint from it.
+ *		filter (slots/admit.h) takes its cell and fingerprint from it.
  */
 static inline uint64
 ng_key_mix64(const NgKey *key)
@@ -71,9 +71,20 @@ extern NgSharedEntry *ng_entry_lookup(NgSharedPartition *part,
 									  dsa_pointer *dp);
 extern bool ng_entry_prepare(NgSharedPartition *part);
 extern void ng_entry_prepared_release(void);
-extern dsa_pointer ng_entry_insert(NgSharedPartition *part, const NgKey *key,
-								   uint32 hash, dsa_pointer qtext, int text_len,
-								   int encoding, bool *found);
+
+/* What ng_entry_insert makes a new entry of */
+typedef struct NgEntryInsert
+{
+	const NgKey *key;
+	uint32		hash;			/* ng_key_hash(key) */
+	dsa_pointer qtext;			/* its text (ng_qtext_store), owned by the
+								 * entry once inserted; or InvalidDsaPointer */
+	int			text_len;		/* the text's length in bytes */
+	int			encoding;		/* the text's encoding */
+} NgEntryInsert;
+
+extern dsa_pointer ng_entry_insert(NgSharedPartition *part,
+								   const NgEntryInsert *ins, bool *found);
 extern void ng_entry_unlink(NgSharedPartition *part, NgSharedEntry *entry,
 							dsa_pointer dp);
 extern void ng_entry_release_memory(NgSharedEntry *entry, dsa_pointer dp);

@@ -1,12 +1,12 @@
 /*-------------------------------------------------------------------------
  *
- * slots_cells.c
+ * cells.c
  *		A slot's histogram cells, past the hot path's inline hit
- *		(slot_hist_count, slots_count.c): finding a bucket's cell without
+ *		(slot_hist_count, count.c): finding a bucket's cell without
  *		the index, taking a new cell from the backend's pool, and noting the
  *		spare histogram group a fold will need for it.
  *
- * Why a file of its own: slots_count.c is the hot path, and these run
+ * Why a file of its own: count.c is the hot path, and these run
  * once per new bucket of a slot.  Same rules as there: called inside the
  * slot's write section (my own slot, no lock); no allocation, no error.
  *
@@ -68,7 +68,7 @@ slot_hist_find(NgSlot *slot, const uint16 *index, int kind, int bucket,
 
 /*
  * ng_slot_hist_count_new
- *		slot_hist_count (slots_count.c) when the index has no cell of the
+ *		slot_hist_count (count.c) when the index has no cell of the
  *		sample's bucket with room, or there is no index: count one sample of
  *		kind in bucket in slot's (my slot i's) cells, in that bucket's cell
  *		found by walking the slot's chain, or in a new one from my pool,
@@ -122,7 +122,7 @@ ng_slot_hist_count_new(NgSlot *slot, int i, int kind, int bucket)
  *		the fold will need a spare group (entry_hist.c).
  *		Reads the entry's mask without a lock: a hint, which at worst makes
  *		a spare too many, or leaves a fold at exit to the next backend
- *		(slots_fold.c).  An unbound slot may need one.
+ *		(fold.c).  An unbound slot may need one.
  */
 void
 ng_slot_owe_group(const NgSlot *slot, NgLocalSlot *ls, int kind, int bucket)

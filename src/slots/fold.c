@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * slots_fold.c
+ * fold.c
  *		Folding: moving a slot's counts into its entry, and freeing the slot
  *		(ng_slot_release, and ng_slots_release_idle for eviction) or keeping
  *		it bound, empty (ng_slots_reclaim_cells, when the cell pool runs
@@ -174,7 +174,7 @@ slot_move_counts(int i, NgSharedPartition *part)
 		{
 			/*
 			 * The statement never got an entry (the table was full of entries
-			 * in use, or the admission filter refused it, slots_entry.c): its
+			 * in use, or the admission filter refused it, entry.c): its
 			 * counts leave the table as an evicted entry's do.
 			 */
 			ng_slot_count_refused(counts->calls[NG_EXEC],

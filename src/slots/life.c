@@ -1,13 +1,13 @@
 /*-------------------------------------------------------------------------
  *
- * slots_life.c
+ * life.c
  *		The life of this backend's slots: attaching to them at first use
  *		(and taking over slots a previous owner left in use), the periodic
  *		maintenance that releases idle slots and binds unbound ones, and
  *		the fold of every slot when the backend exits.
  *
  * Why a file of its own: these run once per backend, or once a second,
- * never for a single statement; they use the binding (slots_bind.c) and
+ * never for a single statement; they use the binding (bind.c) and
  * eviction.  slots_int.h describes the whole slot protocol.
  *
  * Locking.  Attaching touches only this backend's own slot area, before
@@ -162,8 +162,8 @@ slots_inherit(void)
 
 	/*
 	 * An exit that completed (active cleared) leaves slots in use only when
-	 * their histograms needed memory it could not allocate (slots_fold.c):
-	 * nothing to report then.
+	 * their histograms needed memory it could not allocate (fold.c): nothing
+	 * to report then.
 	 */
 	if (inherited > 0 && ngs_my_area->active)
 		ereport(LOG,
@@ -202,7 +202,7 @@ ng_slots_attach_first(void)
 
 	/*
 	 * Client backends, and they only, have the process numbers of the large
-	 * areas (compat.h, slot_area.c).
+	 * areas (compat.h, area.c).
 	 */
 	Assert(!IsUnderPostmaster ||
 		   (procno < NG_NUM_CLIENT_PROCS()) == (MyBackendType == B_BACKEND));

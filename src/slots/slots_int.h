@@ -3,39 +3,51 @@
  * slots_int.h
  *		What the slot files share among themselves: the backend-local state
  *		of this backend's slots, the slot write protocol, and the inline
- *		helpers the hot path needs.  Included by the slot*.c files only;
+ *		helpers the hot path needs.  Included by the files of src/slots/ only;
  *		other files use slots.h.
  *
  * The slot files, and what each owns, from the top down: a file calls only
- * files below it in this list (kept by review; scripts/check-house.sh checks
- * only that they call each other in no circle).
+ * files below it in this list (scripts/check-house.sh checks that it lists
+ * every file of the folder, and that no call goes up).
  *
- *	slots_count.c	the hot path: counting an execution, noting a parse
- *	slots_life.c	attaching (and taking over slots a failed exit left),
- *					the periodic maintenance, the fold of every slot at exit
- *	slots_bind.c	binding a slot: a free one, or the least recently used
- *					one given up
- *	slots_entry.c	finding or creating a slot's entry (on a full table,
- *					past the admission filter), the pin a parse carries to
- *					its execution, counting without a slot area or straight
- *					into an entry, giving an unbound slot's key an entry
- *					before its fold
- *	slots_fold.c	folding a slot into its entry and releasing it (also
- *					the idle bound slots, for eviction), or keeping it bound
- *					when its histogram cells are wanted
- *	slots_cells.c	a slot's histogram cells past the hot path's inline hit:
- *					a bucket's new cell from the pool, the spare groups a
- *					fold will need
- *	slots_local.c	backend-local bookkeeping: the state below, recent
- *					parses, the text a new entry may get
- *	slot_area.c		the slot areas in main shared memory (sizes, layout,
- *					initialization) and the lock-free read of a slot
+ *	count.c		the hot path: counting an execution or a planning in the
+ *				statement's slot
+ *	parse.c		a parse: noting whether the statement had constants, its
+ *				entry made with its normalized text, a pin carried to its
+ *				execution
+ *	life.c		attaching (and taking over slots a failed exit left), the
+ *				periodic maintenance, the fold of every slot at exit
+ *	bind.c		binding a slot to a statement: its entry (the pin its parse
+ *				carried, or one found or created, with a text offered) and
+ *				the binding recorded in the slot
+ *	victim.c	choosing the slot a new statement takes: a free one, or the
+ *				least recently used one given up
+ *	direct.c	counting straight into an entry, without a slot (a process
+ *				without slots, a statement that recurs rarely)
+ *	refusal.c	the admission filter at a parse, and the refusal it leaves
+ *				for the execution that follows (the filter itself is inline,
+ *				admit.h)
+ *	entry.c		finding or creating a key's entry (making room on a full
+ *				table, past the admission filter), giving it its text; an
+ *				unbound slot's key given an entry before its fold
+ *	fold.c		folding a slot into its entry and releasing it (also the
+ *				idle bound slots, for eviction), or keeping it bound when its
+ *				histogram cells are wanted; the counts of executions without
+ *				an entry
+ *	cells.c		a slot's histogram cells past the hot path's inline hit: a
+ *				bucket's new cell from the pool, the spare groups a fold will
+ *				need
+ *	text.c		the text a new entry may get: what the last few parses
+ *				showed, the text made from it or from the source
+ *	local.c		the backend-local state below, defined once
+ *	area.c		the slot areas in main shared memory (sizes, layout,
+ *				initialization) and the lock-free read of a slot
  *
  * Layout.  Each process that can run queries owns an NgBackendSlots area in
  * main shared memory (indexed by its PGPROC number): a map saying which
  * partition each slot counts for, its cell pool, then its NgSlot structs:
  * ng_slots_per_backend of them for a client backend, fewer for any other
- * process (slot_area.c).  The backend works with its own area's count,
+ * process (area.c).  The backend works with its own area's count,
  * ngs_nslots, never the setting.  Apart from the areas, each process has a
  * partition mask saying which partitions its slots count for, so that
  * readers skip the areas of processes with no slot in the partition they
@@ -95,6 +107,50 @@
 #include "shmem.h"
 #include "slots.h"
 #include "store.h"
+
+/*
+ * Who asks for a new entry, for the admission filter (admit.h): an
+ * execution that needs an entry (binding a slot) notes its key when
+ * refused; a parse or a planning only asks, so that they and the execution
+ * of one statement do not look like two; an unbound slot's fold
+ * (maintenance, a slot given up, exit) is admitted if the slot counted at
+ * least two executions, else refused without asking (its own execution
+ * noted the key).  A process without slots (ng_slot_count_direct) is always
+ * admitted.
+ */
+typedef enum NgAdmitAsk
+{
+	NG_ADMIT_ASK,				/* admitted if seen; nothing noted (parse) */
+	NG_ADMIT_NOTE,				/* admitted if seen, else noted (execution) */
+	NG_ADMIT_GRANT				/* admitted (it recurred, or no slots) */
+} NgAdmitAsk;
+
+/*
+ * A request for a key's shared entry (ng_slot_get_entry, entry.c): find it,
+ * or create it if the table has room (or can be made to have it) and the
+ * admission filter lets it; give it qtext if it has no text.  Fields left
+ * out of an initializer are zero: no text, no pin, no wait, NG_ADMIT_ASK.
+ */
+typedef struct NgEntryRequest
+{
+	const NgKey *key;
+	uint32		hash;			/* ng_key_hash(key) */
+	const char *qtext;			/* the text to store if the entry has none
+								 * (palloc'd, the caller's to free), or NULL */
+	int			text_len;		/* qtext's length in bytes */
+	bool		pin;			/* return the entry pinned */
+	bool		wait;			/* wait for the partition lock; else a busy
+								 * partition means "not now" (NULL) */
+	NgAdmitAsk	ask;			/* who asks, for the admission filter */
+} NgEntryRequest;
+
+/* What ng_slot_get_entry found, beside the entry it returns */
+typedef struct NgEntryResult
+{
+	dsa_pointer dp;				/* the entry's DSA pointer (when returned) */
+	bool		has_text;		/* the entry ends up with a text */
+	bool		refused;		/* the admission filter refused a new entry */
+} NgEntryResult;
 
 /* What the backend knows of a key's constants, from its last parse */
 typedef enum NgConstants
@@ -157,10 +213,10 @@ typedef struct NgLocalSlot
 								 * was last seen alive, with the slot's
 								 * min/max generation its own */
 	int			spares_owed;	/* histogram groups its cells opened that its
-								 * entry lacked (slots_count.c) */
+								 * entry lacked (count.c) */
 } NgLocalSlot;
 
-/* ---- backend-local state (defined in slots_local.c) ---- */
+/* ---- backend-local state (defined in local.c) ---- */
 
 extern NgBackendSlots *ngs_my_area; /* my slot area, or NULL */
 extern int	ngs_nslots;			/* my area's slots (its nslots), or 0 */
@@ -312,8 +368,8 @@ slot_cell_index(int i)
 }
 
 /*
- * Counting a sample in a slot's cells: inline in slots_count.c when the
- * bucket's cell is in the index; else these (slots_cells.c).
+ * Counting a sample in a slot's cells: inline in count.c when the
+ * bucket's cell is in the index; else these (cells.c).
  */
 extern bool ng_slot_hist_count_new(NgSlot *slot, int i, int kind, int bucket);
 extern void ng_slot_owe_group(const NgSlot *slot, NgLocalSlot *ls, int kind,
@@ -449,12 +505,14 @@ text_settled(const NgLocalEntry *le, const NgSharedPartition *part)
 /*
  * text_note
  *		Remember what ng_slot_get_entry found out about le's text, having
- *		offered one (qtext_offered) or not.
+ *		offered one (qtext_offered) or not: entry is the entry it returned
+ *		(or NULL), has_text its NgEntryResult.has_text.
  */
 static inline void
-text_note(NgLocalEntry *le, bool qtext_offered, bool got_entry, bool has_text)
+text_note(NgLocalEntry *le, bool qtext_offered, const NgSharedEntry *entry,
+		  bool has_text)
 {
-	if (!got_entry)
+	if (entry == NULL)
 	{
 		le->text_done = false;
 		return;
@@ -467,46 +525,55 @@ text_note(NgLocalEntry *le, bool qtext_offered, bool got_entry, bool has_text)
 	le->text_bytes_seen = pg_atomic_read_u64(&ng_shared->text_bytes);
 }
 
-/* Functions in slots_life.c */
+/* Functions in parse.c: ng_slots_note_parse (slots.h) */
+
+/* Functions in life.c */
 extern bool ng_slots_attach_first(void);
 
-/* Functions in slots_local.c */
-extern void ng_recent_note(uint64 queryid, bool has_constants,
-						   const char *normalized, int len);
-extern char *ng_slot_text(const NgLocalEntry *le, const NgTextSource *src,
-						  int *len);
-
-/* Functions in slots_entry.c */
-extern bool ng_slot_room_lacking(void);
-extern NgSharedEntry *ng_slot_get_entry(const NgKey *key, uint32 hash,
-										const char *qtext, int text_len,
-										bool pin, bool wait, dsa_pointer *dp,
-										bool *has_text);
-extern void ng_slot_carry(const NgKey *key, NgSharedEntry *entry,
-						  dsa_pointer dp);
-extern bool ng_slot_drop_carried(bool wait);
+/* Functions in bind.c */
+extern int	ng_slot_bind(NgLocalEntry *le, const NgTextSource *src,
+						 bool execution);
 extern NgSharedEntry *ng_slot_bind_entry(NgLocalEntry *le,
 										 const NgTextSource *src,
 										 bool execution, dsa_pointer *dp,
 										 bool *refused);
+extern void ng_slot_carry(const NgKey *key, NgSharedEntry *entry,
+						  dsa_pointer dp);
+extern bool ng_slot_carries_pin(void);
+extern bool ng_slot_drop_carried(bool wait);
+
+/* Functions in victim.c */
+extern int	ng_slot_find_free(void);
+
+/* Functions in direct.c */
 extern void ng_slot_count_direct(NgLocalEntry *le, const NgSample *sample,
 								 const NgTextSource *src);
-extern bool ng_slot_carries_pin(void);
 extern bool ng_slot_count_into_entry(NgLocalEntry *le, const NgSample *sample);
-extern bool ng_slot_adopt_entry(int i, bool wait);
+
+/* Functions in refusal.c */
 extern bool ng_slot_parse_refused(NgLocalEntry *le, const NgTextSource *src);
+extern bool ng_slot_refused_since_parse(const NgLocalEntry *le,
+										bool execution);
 
-/* Functions in slots_bind.c */
-extern int	ng_slot_bind(NgLocalEntry *le, const NgTextSource *src,
-						 bool execution);
+/* Functions in entry.c */
+extern bool ng_slot_room_lacking(void);
+extern NgSharedEntry *ng_slot_get_entry(const NgEntryRequest *req,
+										NgEntryResult *res);
+extern bool ng_slot_adopt_entry(int i, bool wait);
 
-/* Functions in slots_fold.c */
+/* Functions in fold.c */
 extern void ng_slots_reclaim_cells(void);
 extern void ng_slots_flush_cells(void);
 extern bool ng_slot_release(int i, bool wait);
 extern int	ng_slots_release_idle(int n);
 extern void ng_slot_count_refused(int64 calls, double exec_time, int64 failed,
 								  int64 refusals);
+
+/* Functions in text.c */
+extern void ng_recent_note(uint64 queryid, bool has_constants,
+						   const char *normalized, int len);
+extern char *ng_slot_text(const NgLocalEntry *le, const NgTextSource *src,
+						  int *len);
 
 #pragma GCC visibility pop
 

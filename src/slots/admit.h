@@ -2,7 +2,7 @@
  *
  * admit.h
  *		The admission filter: which statement may have a new entry when the
- *		table is (nearly) full.  Inline, for slots_entry.c, the one caller.
+ *		table is (nearly) full.  Inline, for entry.c, refusal.c and bind.c.
  *
  * Locks: none.  The filter's cells and flag are eviction's state (evict.h,
  * ng_evict_admit_cell, ng_evict_made_room), read and written with plain
@@ -17,6 +17,7 @@
 #include "evict.h"
 #include "guc.h"
 #include "shmem.h"
+#include "slots_int.h"
 #include "store.h"
 
 #pragma GCC visibility push(hidden)
@@ -40,20 +41,10 @@
  * fingerprint, which delays a key's admission.  A key is forgotten once
  * another refused key takes its cell.
  *
- * Who asks (NgAdmitAsk): an execution that needs an entry (binding a slot)
- * notes its key when refused; a parse or a planning only asks, so that
- * they and the execution of one statement do not look like two; an unbound
- * slot's fold (maintenance, a slot given up, exit) is admitted if the slot
- * counted at least two executions, else refused without asking (its own
- * execution noted the key).  A process without slots (ng_slot_count_direct)
- * is always admitted.
+ * Who asks (NgAdmitAsk, slots_int.h): an execution notes its key when
+ * refused, a parse or a planning only asks, an unbound slot's fold that
+ * recurred and a process without slots are admitted.
  */
-typedef enum NgAdmitAsk
-{
-	NG_ADMIT_ASK,				/* admitted if seen; nothing noted (parse) */
-	NG_ADMIT_NOTE,				/* admitted if seen, else noted (execution) */
-	NG_ADMIT_GRANT				/* admitted (it recurred, or no slots) */
-} NgAdmitAsk;
 
 /*
  * is the filter in force: admission = recurring and the table full, or,

@@ -1,14 +1,15 @@
 /*-------------------------------------------------------------------------
  *
- * slots_local.c
- *		Backend-local bookkeeping of the slots: the state this backend keeps
- *		about its own slots and keys (declared in slots_int.h, with the
- *		inline helpers the hot path uses), what its last few parses showed,
- *		and the text a new entry may be given.
+ * text.c
+ *		The text a new entry of a key may be given by this backend: what
+ *		its last few parses showed (whether the statement had constants,
+ *		its normalized text), and the text made from them or from the
+ *		source text at hand, never one with literals.
  *
- * Why a file of its own: none of this touches shared memory but to read
- * the text memory counter; it is what the binding (slots_bind.c) and the
- * hot path (slots_count.c) consult about a key.
+ * Why a file of its own: a normalized text can be made only at parse
+ * (parse.c notes it here), but an entry may have to be created later, at
+ * an execution (bind.c) or without a slot (direct.c); this is what they
+ * consult.  It touches no shared memory.
  *
  * Locking.  None: everything here is private to the backend.
  *
@@ -19,24 +20,6 @@
 #include "utils/memutils.h"
 
 #include "slots_int.h"
-
-NG_HOT NgBackendSlots *ngs_my_area = NULL;
-NG_HOT int	ngs_nslots = 0;
-NG_HOT NgLocalSlot *ngs_local_slots = NULL;
-NG_HOT nglocal_hash *ngs_local_map = NULL;
-NgRecentKey ngs_recent_keys[NG_RECENT_KEYS];
-NG_HOT uint64 ngs_map_version = 1;
-NG_HOT uint64 ngs_use_clock = 0;
-NG_HOT bool ngs_attached = false;
-int			ngs_nfree = 0;
-NG_HOT uint16 ngs_free_cell = NG_NO_CELL;
-NG_HOT int	ngs_cells_free = 0;
-bool		ngs_exiting = false;
-NG_HOT int	ngs_spares_owed = 0;
-NG_HOT NgHistCell *ngs_pool = NULL;
-NG_HOT uint16 *ngs_cell_index = NULL;
-volatile uint32 *ngs_my_partitions = NULL;
-uint16		ngs_partition_slots[NG_NUM_PARTITIONS];
 
 /*
  * What the last few parses in this backend showed, by queryid: whether the

@@ -1,32 +1,30 @@
 /*-------------------------------------------------------------------------
  *
- * slots_bind.c
- *		Binding a slot of this backend to a statement: choosing a free slot
- *		or the least recently used one to give up (released by
- *		slots_fold.c), and recording the binding in the slot.
+ * victim.c
+ *		Choosing the slot a new statement of this backend takes: a free
+ *		one, or else the least recently used one, given up (folded and
+ *		freed by fold.c).
  *
- * Why a file of its own: choosing and recording a binding is the step
- * between a statement's entry (found in slots_entry.c) and counting in a
- * slot (slots_count.c); counts move between a slot and the shared table in
- * slots_fold.c.  The hot path comes here only when a statement has no slot
- * yet or its entry was removed.  slots_int.h describes the whole slot
- * protocol.
+ * Why a file of its own: the choice keeps its own state (a list of the
+ * next victims, so that one scan serves several new statements) and its
+ * own order of preference (bound slots first, an unbound one only once its
+ * key has an entry); binding (bind.c) only asks it for a slot.
+ * slots_int.h describes the whole slot protocol.
  *
- * Locking.  Nothing here takes a lock itself: the victim is released by
- * ng_slot_release (slots_fold.c), which takes its partition lock, waiting
- * only for the last resort of slot_find_victim; the entry is had through
- * slots_entry.c, without waiting.
+ * Locking.  Nothing here takes a lock itself: a victim is released by
+ * ng_slot_release (fold.c), which takes its partition lock, waiting only
+ * for the last resort of slot_find_victim; an unbound victim's entry is
+ * had through entry.c (ng_slot_adopt_entry), without waiting but there.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "entry_hist.h"
 #include "slots_int.h"
 
 /*
  * slot_find_victim
- *		For slot_find_free, when all slots are taken and the least recently
+ *		For ng_slot_find_free, when all slots are taken and the least recently
  *		used bound one could not be released without waiting: release the
  *		least recently used slot that can be, bound ones first.  A bound
  *		slot folds into its entry without loss.  An unbound slot is given up
@@ -190,14 +188,15 @@ slot_next_victim(void)
 }
 
 /*
- * slot_find_free
+ * ng_slot_find_free
  *		A free slot of mine, releasing the least recently used bound slot if
  *		all are taken, or, if none is bound, the least recently used one if
  *		its key has an entry or is refused one (what slot_find_victim would
  *		try first); slot_find_victim if that cannot be done without waiting.
+ *		Caller holds no partition lock.
  */
-static int
-slot_find_free(void)
+int
+ng_slot_find_free(void)
 {
 	int			pos;
 	int			i;
@@ -226,68 +225,4 @@ slot_find_free(void)
 	if (ng_slot_adopt_entry(i, false) && ng_slot_release(i, false))
 		return i;
 	return slot_find_victim();
-}
-
-/*
- * ng_slot_bind
- *		Give key a slot of mine, bound to its shared entry if that can be had
- *		without waiting.  Returns the slot index; or -1, taking no slot, when
- *		the admission filter refused the key an entry (slots_entry.c): the
- *		caller counts the sample as unadmitted, as the slot's fold would
- *		have, without the slot's bind and fold.  An execution's refusal
- *		notes the key in the filter; a planning's only asks (the execution
- *		that follows must not count as a second sighting).
- */
-int
-ng_slot_bind(NgLocalEntry *le, const NgTextSource *src, bool execution)
-{
-	int			i;
-	NgSlot	   *slot;
-	uint32		hash = le->hash;
-	NgSharedPartition *part = ng_partition(hash);
-	dsa_pointer dp = InvalidDsaPointer;
-	uint32		reset_epoch;
-	NgSharedEntry *entry;
-	bool		refused;
-
-	/*
-	 * Spare histogram groups for the folds of this slot and the others, made
-	 * now, when a new statement may allocate anyway: the folds at exit cannot
-	 * (slots_fold.c).
-	 */
-	(void) ng_hist_spares_fill(NG_HIST_SPARES_KEPT);
-
-	/*
-	 * The entry before the slot: a refused key needs no slot.  The epoch
-	 * before the entry: a reset after this read moves it.
-	 */
-	reset_epoch = part->reset_epoch;
-	pg_read_barrier();
-	entry = ng_slot_bind_entry(le, src, execution, &dp, &refused);
-	if (refused)
-		return -1;
-
-	i = slot_find_free();
-	slot = slot_at(ngs_my_area, i);
-	slot_partition_take(ng_partition_of_hash(hash));
-	slot_begin_write(slot);
-	slot->in_use = true;
-	slot->key = le->key;
-	slot->partition = ng_partition_of_hash(hash);
-	slot->entry = entry ? dp : InvalidDsaPointer;
-	slot->minmax_generation = entry ? entry->minmax_generation : 0;
-	slot->partition_generation = part->generation;
-	/* a free slot's counters are zero, its cells none (slot_fold_locked) */
-	ngs_my_area->partition_of[i] = slot->partition;
-	slot_end_write(slot);
-
-	ngs_local_slots[i].in_use = true;
-	ngs_nfree--;
-	Assert(ngs_nfree >= 0);
-	ngs_local_slots[i].key = le->key;
-	ngs_local_slots[i].entry = entry;
-	ngs_local_slots[i].used = false;
-	ngs_local_slots[i].reset_epoch = reset_epoch;
-	le->slot = i;
-	return i;
 }

@@ -1,11 +1,11 @@
 /*-------------------------------------------------------------------------
  *
- * slots_count.c
+ * count.c
  *		The hot path: counting one execution or planning of a statement in
- *		this backend's slot, and noting what a parse showed.
+ *		this backend's slot.
  *
  * Why a file of its own: this runs for every statement, and must stay
- * small and visibly free of locks.  It uses the binding (slots_bind.c)
+ * small and visibly free of locks.  It uses the binding (bind.c)
  * only when a statement has no slot yet or its entry was removed, and
  * includes nothing of eviction, persistence or the SQL functions.
  * slots_int.h describes the whole slot protocol.
@@ -23,12 +23,9 @@
  * folded first, waiting for its partition lock as a new statement does.  A
  * statement without a slot that the backend runs less often than its slots
  * turn over is counted into its entry under the partition lock, exclusive
- * and never waited for (slots_entry.c); busy, it takes a slot instead.  A
+ * and never waited for (direct.c); busy, it takes a slot instead.  A
  * sample a reset voided, and an unbound slot's first since a reset voided
- * it, are written under the partition lock, shared (slot_write_locked).  A
- * parse takes the partition lock (and may wait for it) only to create an
- * entry whose normalized text it must store; one whose text is settled
- * takes nothing.
+ * it, are written under the partition lock, shared (slot_write_locked).
  *
  *-------------------------------------------------------------------------
  */
@@ -314,7 +311,7 @@ count_into_entry_if_rare(NgLocalEntry *le, uint64 prev_counted,
  *		through this backend's refused counts; a planning is not kept.  No
  *		lock, no atomic read-modify-write (a full barrier).  le is
  *		forgotten: one-offs would grow the local map until its next trim
- *		(slots_life.c); the filter's fingerprint remembers the statement.
+ *		(life.c); the filter's fingerprint remembers the statement.
  */
 static void
 count_refused(NgLocalEntry *le, const NgSample *sample)
@@ -489,111 +486,4 @@ ng_slots_count(const NgKey *key, const NgSample *sample, const NgTextSource *src
 		return;
 	}
 	slots_count_general(key, sample, src);
-}
-
-/*
- * slots_note_parse_text
- *		ng_slots_note_parse for a statement whose text is not settled: note
- *		whether it had constants, and make sure its entry exists with its
- *		normalized text if it had.  Out of line: the common case, a settled
- *		text, needs none of this.
- */
-static pg_noinline void
-slots_note_parse_text(NgLocalEntry *le, NgSharedPartition *part,
-					  const NgKey *key, const NgTextSource *src)
-{
-	char	   *qtext;
-	int			text_len = 0;
-	dsa_pointer dp;
-	bool		has_text = false;
-	NgSharedEntry *entry;
-	bool		carry;
-
-	/* a new statement the admission filter would refuse: no text */
-	if (ng_slot_parse_refused(le, src))
-		return;
-
-	/*
-	 * Counted in an unbound slot, for lack of room lately: no entry can be
-	 * made for it now, so no text need be (a later parse makes it).
-	 */
-	if (le->slot >= 0 && ngs_local_slots[le->slot].entry == NULL &&
-		ng_slot_room_lacking())
-		return;
-	if (src->jstate == NULL || src->jstate->clocations_count == 0)
-	{
-		/*
-		 * No constants: the text is made when it first runs.  Keep it at hand
-		 * too, for a failure recorded after the source text is gone.
-		 */
-		le->constants = NG_CONSTANTS_NONE;
-		qtext = ng_qtext_prepare(src, &text_len);
-		ng_recent_note(key->queryid, false, qtext, text_len);
-		if (qtext)
-			pfree(qtext);
-		return;
-	}
-	le->constants = NG_CONSTANTS_SOME;
-
-	le->text_epoch = part->text_epoch;
-	qtext = ng_qtext_prepare(src, &text_len);
-	ng_recent_note(key->queryid, true, qtext, text_len);
-
-	/*
-	 * A statement without a slot is about to be bound to its entry, when it
-	 * runs: pin the entry now and carry the pin to that execution, which then
-	 * need not look the entry up again (ng_slot_bind).
-	 */
-	carry = (ngs_my_area != NULL && le->slot < 0);
-	if (carry)
-		(void) ng_slot_drop_carried(true);
-	entry = ng_slot_get_entry(key, le->hash, qtext, text_len, carry, true,
-							  &dp, &has_text);
-	if (qtext)
-		pfree(qtext);
-	if (carry && entry != NULL)
-		ng_slot_carry(key, entry, dp);
-	/* a statement whose text cannot be made is settled too */
-	text_note(le, true, entry != NULL, has_text);
-}
-
-/*
- * ng_slots_note_parse
- *		Called when a statement is parsed (the arguments of the parse
- *		analysis hook, and whether it runs at the top level): remember
- *		whether it had constants, and make sure its entry exists with its
- *		normalized text if it had (the only moment a normalized text can be
- *		made).  Waits for the partition lock if it must create the entry,
- *		never for eviction.  The hook's tail call: its key is made here.
- */
-void
-ng_slots_note_parse(const Query *query, const char *source_text,
-					JumbleState *jstate, bool toplevel)
-{
-	NgKey		key;
-	NgLocalEntry *le;
-	NgSharedPartition *part;
-	NgTextSource src;
-
-	if (!ng_slots_attach())
-		return;
-	ng_key_set(&key, query->queryId, toplevel);
-	le = local_entry_of(&key);
-	part = ng_partition(le->hash);
-
-	/*
-	 * Known to have its text, or to get none for now (text memory full)?  A
-	 * reset, or text memory being shrunk, since then (the partition's text
-	 * epoch moved) may have taken it, and texts freed or a higher cap may
-	 * make room: then look again.  Otherwise nothing to do, and no lock.
-	 */
-	if (likely(text_settled(le, part)))
-		return;
-	src.query = source_text;
-	src.location = query->stmt_location;
-	src.len = query->stmt_len;
-	src.jstate = jstate;
-	src.utility = (query->utilityStmt != NULL);
-	slots_note_parse_text(le, part, &key, &src);
-	ng_log_losses();
 }

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * slot_area.c
+ * area.c
  *		The slot areas in main shared memory: their size and layout, their
  *		initialization, the lock-free read of one slot, and the read of the
  *		info figures, which sums the areas' refused counts (slots.h).
@@ -320,7 +320,7 @@ slots_refused_sum(uint32 generation, NgRefusedCounts *sum)
  *		(evicted_calls, evicted_exec_time) and in unadmitted_calls, their
  *		failures, which are not calls, as discarded: so sum(calls) plus
  *		evicted_calls stays every execution.  Caller holds no lock of ours
- *		(the areas' read may wait for a writer, slot_area.c).
+ *		(the areas' read may wait for a writer, area.c).
  */
 void
 ng_stats_read(NgSharedStats *stats)

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * slots.h
- *		Per-backend slots in main shared memory (slot_area.c and the
- *		slots_*.c files, slots_int.h): the hot path's counting, binding slots
+ *		Per-backend slots in main shared memory (the files of
+ *		src/slots/, slots_int.h): the hot path's counting, binding slots
  *		to entries, folding, maintenance.
  *
  * Owns: NgSlot and NgBackendSlots.  Only the owning process writes its
@@ -13,7 +13,7 @@
  * Locks: ng_slots_count, ng_slots_note_parse, ng_slots_maintenance are
  * called by the owner holding no lock of ours.  Counting a statement that
  * already has a slot takes no lock and no atomic read-modify-write (but for
- * two rare events, slots_count.c); ng_slots_note_parse waits for the
+ * two rare events, count.c); ng_slots_note_parse waits for the
  * partition lock only to create an entry; ng_slots_maintenance never waits
  * for a lock.  ng_slots_of_proc, ng_slot_at, ng_slot_try_read: no lock (a
  * reader that must see every slot of a partition consistently holds that
@@ -74,9 +74,9 @@ typedef struct NgSlot
 
 /*
  * Executions this process counted without a slot or an entry: refused a
- * new entry by the admission filter (slots_count.c).  They belong to the
+ * new entry by the admission filter (count.c).  They belong to the
  * info figures evicted_calls (calls, exec_time), unadmitted_calls (calls)
- * and counts_discarded (failed), which ng_stats_read (slot_area.c) sums from
+ * and counts_discarded (failed), which ng_stats_read (area.c) sums from
  * the shared figures and every area.  Only the area's owner writes them,
  * inside a write section bracketed by refused_changecount as a slot's; they
  * are never folded or cleared but by the owner, and outlive the process
@@ -97,7 +97,7 @@ typedef struct NgRefusedCounts
 /*
  * Slot area of one process (indexed by its PGPROC number).  A client
  * backend's has ng_slots_per_backend slots, any other process's
- * NG_OTHER_PROC_SLOTS at most (slot_area.c).  nslots, ncells and
+ * NG_OTHER_PROC_SLOTS at most (area.c).  nslots, ncells and
  * slots_offset are set by the postmaster and never change.
  */
 typedef struct NgBackendSlots
