@@ -122,6 +122,16 @@ SYMBOLS = {"pg_stat_statements_ng_1_0": ("NG_1_0", False),
            "pg_stat_statements_ng_changed_since_1_0": ("NG_1_0", True)}
 
 
+def first_difference(have, want):
+    """Where two column lists part, in words."""
+    for i in range(max(len(have), len(want))):
+        h = " ".join(have[i]) if i < len(have) else "nothing"
+        w = " ".join(want[i]) if i < len(want) else "nothing"
+        if h != w:
+            return f"OUT column {i + 1} is {h}, columns.h has {w}"
+    return ""
+
+
 def check_sql(top=TOP):
     faults = []
     seen = 0
@@ -134,8 +144,7 @@ def check_sql(top=TOP):
             want = ([("generation", "bigint")] if generation else []) + columns_of(api, top)
             if cols != want:
                 faults.append(f"{os.path.basename(path)}: {symbol}'s OUT columns are not "
-                              f"columns.h's of {api}: first difference at "
-                              f"{next((i for i, (a, b) in enumerate(zip(cols, want)) if a != b), min(len(cols), len(want)))}")
+                              f"columns.h's of {api}: {first_difference(cols, want)}")
     if seen == 0:
         faults.append("no statement function found in pg_stat_statements_ng--*.sql")
     return faults
