@@ -39,8 +39,11 @@
  * is the newest.
  *
  * NgCounters is its K and F members in list order: where an F row goes is
- * also where its member goes in the shared entry (store.h says where a new
- * counter may go).  CONTRIBUTING.md has the recipe for a new counter.
+ * also where its member goes in the shared entry.  A new counter goes at
+ * the end of the list, the last column of the view that gains it (an
+ * upgrade script keeps the view, which may only gain columns at its end)
+ * and the last member of NgCounters (store.h: the entry's layout rule).
+ * CONTRIBUTING.md has the recipe for a new counter.
  *
  *-------------------------------------------------------------------------
  */
@@ -117,7 +120,6 @@
 	F(cancels, INT8, NG_1_0, LAST, int64, failed_cancels, SUM, "ng_counters_record_failure", true) \
 	F(timeouts, INT8, NG_1_0, LAST, int64, failed_timeouts, SUM, "ng_counters_record_failure", true) \
 	F(failed_exec_time, FLOAT8, NG_1_0, LAST, double, failed_time, SUM, "ng_counters_record_failure", true) \
-	/* (a new counter goes here: store.h) */ \
 	F(last_executed_at, TSTZ, NG_1_0, LAST, TimestampTz, last_executed_at, MAX, "ng_counters_record", true) \
 	V(text_stored_at, TSTZ, NG_1_0, LAST, TimestampTzGetDatum(row->text_stored_at), row->text_stored_at == 0) \
 	V(exec_p50, FLOAT8, NG_1_0, LAST, NG_V_PCT(NG_EXEC, 0), !row->any_pct[NG_EXEC]) \

@@ -46,13 +46,6 @@ typedef struct NgCounters
 	NG_COLUMNS(NG_COUNTERS_MEMBER_K, NG_COUNTERS_MEMBER_F, NG_COL_NONE)
 } NgCounters;
 
-/*
- * changed_generation comes last: a row shows what comes before it
- * (funcs_statements.c)
- */
-StaticAssertDecl(offsetof(NgCounters, changed_generation) + sizeof(uint64) ==
-				 sizeof(NgCounters),
-				 "changed_generation is NgCounters' last member");
 
 /*
  * One execution (or one planning) to be counted: what the hooks measured.

@@ -98,12 +98,6 @@ ng_check_loaded(void)
 	ng_check_loaded_as(NG_NAME);
 }
 
-/*
- * The counters a row shows are those NgCounters has before its
- * changed_generation, its last member (counters.h): a row copies that head
- * only, and its percentiles computed from the histograms.
- */
-#define NG_COUNTERS_HEAD	offsetof(NgCounters, changed_generation)
 
 /* A row to emit, copied under the partition lock */
 typedef struct StmtRow
@@ -120,11 +114,10 @@ typedef struct StmtRow
 	bool		has_fingerprint;
 	bool		any_pct[NG_NUM_KINDS];
 	double		pct[NG_NUM_KINDS][NG_NUM_FRACTIONS];
-	/* the head of NgCounters, read as one */
-	double		counters[(NG_COUNTERS_HEAD + sizeof(double) - 1) / sizeof(double)];
+	NgCounters	counters;		/* the row's counters, read as one */
 } StmtRow;
 
-#define ROW_COUNTERS(row)	((const NgCounters *) (row)->counters)
+#define ROW_COUNTERS(row)	(&(row)->counters)
 
 /* A read of the statement rows, partition by partition */
 typedef struct StmtRead
@@ -203,7 +196,7 @@ stmt_add(NgReader *r, const NgReadRow *in)
 	row->text_stored_at = in->text_stored_at;
 	row->qtext_dp = in->qtext_dp;
 	row->fingerprint = in->fingerprint;
-	memcpy(row->counters, c, NG_COUNTERS_HEAD);
+	row->counters = *c;
 	if (sr->api >= NG_API_NG_1_0)
 	{
 		for (int kind = 0; kind < NG_NUM_KINDS; kind++)

@@ -53,12 +53,13 @@
  * line of its own and no allocation is wasted.
  *
  * Where a new counter goes (a row of columns.h, whose F rows are the
- * counters' members in order): after failed_time, before last_executed_at,
- * where columns.h says.  Coming after the block counts it keeps the first
- * assertion below (what a plain sample adds ends in the first three
- * lines); the second holds while last_executed_at and the start of
- * hist_first stay on one line, for five new 8-byte counters (64-bit, with
- * 128-byte lines: hist_first starts 48 bytes before a line ends).  The
+ * counters' members in order): at the end of the list, the end of
+ * NgCounters, after changed_generation.  Coming after the block counts it
+ * keeps the first assertion below (what a plain sample adds ends in the
+ * first three lines); the second holds while last_executed_at and the
+ * start of hist_first stay on one line, for five new 8-byte counters
+ * (64-bit, with 128-byte lines: hist_first starts 48 bytes before a line
+ * ends).  The
  * entry is full at 640 bytes: a first new counter moves it to DSA's next
  * size class, 768 bytes (NG_ENTRY_SIZE_CLASS; README's sizing and
  * t/059_memory.pl's bytes per entry follow), room for sixteen counters.
