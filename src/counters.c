@@ -216,7 +216,7 @@ ng_counters_merge(NgCounters *dst, const NgCounters *src)
 	for (int k = 0; k < NG_NUM_KINDS; k++)
 		ng_counters_merge_kind(dst, src, k);
 
-	NG_COLUMNS(NG_COL_NONE, NG_MERGE_F, NG_COL_NONE)
+	NG_COLUMNS(NG_COL_NONE, NG_MERGE_F, NG_COL_NONE);
 }
 
 /*

@@ -60,8 +60,8 @@ api_columns(NgApi api)
 {
 	int			n = 0;
 
-	NG_COLUMNS(NG_COL_NONE, NG_COUNT_COLUMN, NG_COUNT_COLUMN)
-		return n;
+	NG_COLUMNS(NG_COL_NONE, NG_COUNT_COLUMN, NG_COUNT_COLUMN);
+	return n;
 }
 
 /* room for any API's columns, and changed_since's generation */
@@ -97,7 +97,6 @@ ng_check_loaded(void)
 {
 	ng_check_loaded_as(NG_NAME);
 }
-
 
 /* A row to emit, copied under the partition lock */
 typedef struct StmtRow
@@ -366,8 +365,8 @@ emit_columns(Datum *values, bool *nulls, int *ip, const StmtRead *sr,
 	bool		visible = sr->allowed || row->key.userid == sr->user;
 	int			i = *ip;
 
-	NG_COLUMNS(NG_COL_NONE, NG_EMIT_F, NG_EMIT_V)
-		* ip = i;
+	NG_COLUMNS(NG_COL_NONE, NG_EMIT_F, NG_EMIT_V);
+	*ip = i;
 }
 
 /*
