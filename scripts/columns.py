@@ -73,8 +73,9 @@ def rows(top=TOP):
     with open(os.path.join(top, "src", "columns.h")) as f:
         text = f.read()
     body = re.search(r"#define NG_COLUMNS\(K, F, V\) \\\n(.*?)\n\n", text, re.S).group(1)
+    body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
     for line in body.split("\n"):
-        line = re.sub(r"/\*.*?\*/", "", line).rstrip().rstrip("\\").strip()
+        line = line.rstrip().rstrip("\\").strip()
         if not line:
             continue
         m = re.fullmatch(r"([KFV])\((.*)\)", line)

@@ -129,7 +129,8 @@
 	V(plan_p95, FLOAT8, NG_1_0, LAST, NG_V_PCT(NG_PLAN, 1), !row->any_pct[NG_PLAN]) \
 	V(plan_p99, FLOAT8, NG_1_0, LAST, NG_V_PCT(NG_PLAN, 2), !row->any_pct[NG_PLAN]) \
 	V(fingerprint, BIGINT, NG_1_2, LAST, Int64GetDatumFast((int64) row->fingerprint), !row->has_fingerprint) \
-	F(changed_generation, NONE, NONE, NONE, uint64, changed_generation, MAX, "slot_record_end", false)
+	F(changed_generation, NONE, NONE, NONE, uint64, changed_generation, MAX, "slot_record_end", false) \
+								/* new counters above */
 
 /* a row's arguments ignored */
 #define NG_COL_NONE(...)
