@@ -24,9 +24,10 @@
  *		a counter: a member of NgCounters, merged by SUM (added) or MAX
  *		(the later), shown as column in API versions first to last (NONE:
  *		in none), NULL where filled is false (a compat.h flag of the
- *		majors that have it).  recorded names (a string) the function that records
- *		it: the recording is written by hand (counters_record.h inline for
- *		the hot path, counters.c for what few samples have), not generated.
+ *		majors that have it).  recorded names (a string) the function
+ *		that records it: the recording is written by hand
+ *		(counters_record.h inline for the hot path, counters.c for what
+ *		few samples have), not generated.
  *   V(column, form, first, last, value, isnull)
  *		a column computed for the row (funcs_statements.c's emit_columns,
  *		where row, c, sr and visible are in scope): value a Datum.
