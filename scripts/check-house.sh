@@ -20,7 +20,10 @@
 #     inline functions, is a circle),
 #   - a file of src/ is missing from docs/design.md's file table,
 #   - a comment or a doc names a file, or one of our functions, that does
-#     not exist (scripts/check-names.py says where it looks).
+#     not exist (scripts/check-names.py says where it looks),
+#   - our SQL scripts' statement functions, the drop-in's scripts or
+#     docs/compatibility.md's column list disagree with src/columns.h
+#     (scripts/columns.py --check).
 # Calls are found in the source text, not in object files: no build is
 # needed (scripts/check-house.py says how).  Exceptions being worked on are
 # listed in scripts/check-house.allow.
@@ -128,9 +131,39 @@ names_self_test() {
 		echo "$out" | grep -q '^check-names: 4 stale name(s)'
 }
 
+# columns.py passes this tree's copy, and fails once docs/compatibility.md's
+# column list, or our SQL, no longer agrees with src/columns.h
+columns_self_test() {
+	local t rc out
+	t=$(mktemp -d /tmp/check-columns.XXXXXX)
+	mkdir "$t/src" "$t/docs" "$t/scripts" "$t/dropin"
+	cp "$top/src/columns.h" "$top/src/funcs.h" "$t/src/"
+	cp "$top/docs/compatibility.md" "$t/docs/"
+	cp "$top"/pg_stat_statements_ng--*.sql "$t/"
+	cp "$top"/dropin/*.sql "$t/dropin/"
+	cp "$here/columns.py" "$here/gen-dropin.py" "$t/scripts/"
+	out=$(python3 "$t/scripts/columns.py" --check "$t")
+	rc=$?
+	echo "$out" | sed 's/^/  self-test (columns, clean): /'
+	if [ "$rc" != 0 ]; then
+		rm -rf "$t"
+		return 1
+	fi
+	# a column the docs do not list, renamed in the SQL of 1.2
+	sed -i '/^| `wal_fpi` |/d' "$t/docs/compatibility.md"
+	sed -i 's/OUT wal_fpi int8,/OUT wal_fpis int8,/' "$t/pg_stat_statements_ng--1.2.sql"
+	out=$(python3 "$t/scripts/columns.py" --check "$t")
+	rc=$?
+	rm -rf "$t"
+	echo "$out" | sed 's/^/  self-test (columns, planted): /'
+	[ "$rc" = 1 ] &&
+		echo "$out" | grep -q "^columns: docs/compatibility.md's column list is not columns.h's" &&
+		echo "$out" | grep -q "^columns: pg_stat_statements_ng--1.2.sql: pg_stat_statements_ng_1_2's OUT columns are not columns.h's of NG_1_2"
+}
+
 case "${1:-}" in
 	--self-test)
-		self_test
+		self_test && columns_self_test
 		exit $?
 		;;
 	"")
@@ -146,6 +179,8 @@ case "${1:-}" in
 			fi
 		done
 		python3 "$here/check-names.py" "$top" || rc=1
+		# the SQL, the drop-in's scripts and the docs agree with columns.h
+		python3 "$here/columns.py" --check || rc=1
 		exit $rc
 		;;
 	*)

@@ -5,11 +5,14 @@ The drop-in installs, under the name pg_stat_statements, SQL objects of the
 same names, columns, types, defaults and privileges as contrib's module of
 each version from 1.4 (the oldest contrib can still create) to 1.12, backed
 by our library, and the update scripts from 1.0, for a database that
-pg_upgrade carried over with an older version.  The column list of each API version is spelled out once
-here, and every script is derived from it, so the versions cannot drift
-apart.  Run it after changing this file; the output is committed.
+pg_upgrade carried over with an older version.  The column list of each
+API version is src/columns.h's (read by scripts/columns.py), and every
+script is derived from it, so the versions cannot drift apart.  Run it after
+changing this file or columns.h; the output is committed (scripts/columns.py
+--check fails when it is not what this writes).
 
     scripts/gen-dropin.py                  write dropin/
+    scripts/gen-dropin.py --out DIR        write the scripts into DIR
     scripts/gen-dropin.py --oldest DIR     also write contrib 1.0's base script
                                            into DIR (not installed: a test that
                                            creates the extension at 1.0 installs
@@ -19,59 +22,16 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(HERE, "..", "dropin")
+sys.path.insert(0, HERE)
+from columns import columns_of  # noqa: E402
 
-I8, F8 = "int8", "float8"
+OUT = os.path.join(HERE, "..", "dropin")
 
 
 def columns(api):
-    """The OUT columns of pg_stat_statements(showtext) for an API version."""
-    cols = [("userid", "oid"), ("dbid", "oid")]
-    if api >= (1, 9):
-        cols.append(("toplevel", "bool"))
-    if api >= (1, 2):
-        cols.append(("queryid", "bigint"))
-    cols.append(("query", "text"))
-    if api < (1, 3):
-        cols += [("calls", I8), ("total_time", F8)]
-    elif api >= (1, 8):
-        cols += [("plans", I8)] + [(f"{s}_plan_time", F8) for s in
-                                    ("total", "min", "max", "mean", "stddev")]
-        cols += [("calls", I8)] + [(f"{s}_exec_time", F8) for s in
-                                    ("total", "min", "max", "mean", "stddev")]
-    else:
-        cols += [("calls", I8)] + [(f"{s}_time", F8) for s in
-                                    ("total", "min", "max", "mean", "stddev")]
-    cols.append(("rows", I8))
-    for area in ("shared", "local"):
-        cols += [(f"{area}_blks_{s}", I8) for s in ("hit", "read", "dirtied", "written")
-                 if s != "dirtied" or api >= (1, 1)]
-    cols += [("temp_blks_read", I8), ("temp_blks_written", I8)]
-    if api >= (1, 11):
-        cols += [("shared_blk_read_time", F8), ("shared_blk_write_time", F8),
-                 ("local_blk_read_time", F8), ("local_blk_write_time", F8)]
-    elif api >= (1, 1):
-        cols += [("blk_read_time", F8), ("blk_write_time", F8)]
-    if api >= (1, 10):
-        cols += [("temp_blk_read_time", F8), ("temp_blk_write_time", F8)]
-    if api >= (1, 8):
-        cols += [("wal_records", I8), ("wal_fpi", I8), ("wal_bytes", "numeric")]
-    if api >= (1, 12):
-        cols.append(("wal_buffers_full", I8))
-    if api >= (1, 10):
-        cols.append(("jit_functions", I8))
-        for s in ("generation",):
-            cols.append((f"jit_{s}_time", F8))
-        for s in ("inlining", "optimization", "emission"):
-            cols += [(f"jit_{s}_count", I8), (f"jit_{s}_time", F8)]
-    if api >= (1, 11):
-        cols += [("jit_deform_count", I8), ("jit_deform_time", F8)]
-    if api >= (1, 12):
-        cols += [("parallel_workers_to_launch", I8), ("parallel_workers_launched", I8)]
-    if api >= (1, 11):
-        cols += [("stats_since", "timestamp with time zone"),
-                 ("minmax_stats_since", "timestamp with time zone")]
-    return cols
+    """The OUT columns of pg_stat_statements(showtext) for an API version:
+    src/columns.h's (scripts/columns.py)."""
+    return columns_of(f"PGSS_{api[0]}_{api[1]}")
 
 
 # the C symbol that returns each API version's shape (contrib's names)
@@ -198,14 +158,17 @@ STEPS = [
 
 
 def main():
-    os.makedirs(OUT, exist_ok=True)
+    out = OUT
+    if len(sys.argv) == 3 and sys.argv[1] == "--out":
+        out = sys.argv[2]
+    os.makedirs(out, exist_ok=True)
     name = "pg_stat_statements--1.4.sql"
-    with open(os.path.join(OUT, name), "w") as f:
+    with open(os.path.join(out, name), "w") as f:
         f.write(header(name, "CREATE EXTENSION pg_stat_statements"))
         f.write(RESET_VOID + "\n" + create_statements((1, 3)))
     for old, new, body in STEPS:
         name = f"pg_stat_statements--{old}--{new}.sql"
-        with open(os.path.join(OUT, name), "w") as f:
+        with open(os.path.join(out, name), "w") as f:
             f.write(header(name, f"ALTER EXTENSION pg_stat_statements UPDATE TO '{new}'"))
             f.write(body)
     if len(sys.argv) == 3 and sys.argv[1] == "--oldest":

@@ -198,9 +198,17 @@ ng_counters_merge_kind(NgCounters *dst, const NgCounters *src, int k)
 	}
 }
 
+/* an F row of columns.h: its member added (SUM) or the later kept (MAX) */
+#define NG_MERGE_SUM(m)	dst->m += src->m;
+#define NG_MERGE_MAX(m)	dst->m = Max(dst->m, src->m);
+#define NG_MERGE_F(column, form, first, last, ctype, member, merge, recorded, filled) \
+	NG_MERGE_##merge(member)
+
 /*
  * ng_counters_merge
- *		dst += src, as if src's samples had been recorded into dst.
+ *		dst += src, as if src's samples had been recorded into dst: the
+ *		kinds' counts (K rows of columns.h), then each counter (F rows) as
+ *		its row says.
  */
 void
 ng_counters_merge(NgCounters *dst, const NgCounters *src)
@@ -208,47 +216,7 @@ ng_counters_merge(NgCounters *dst, const NgCounters *src)
 	for (int k = 0; k < NG_NUM_KINDS; k++)
 		ng_counters_merge_kind(dst, src, k);
 
-#define NG_ADD(f) (dst->f += src->f)
-	NG_ADD(rows);
-	NG_ADD(shared_blks_hit);
-	NG_ADD(shared_blks_read);
-	NG_ADD(shared_blks_dirtied);
-	NG_ADD(shared_blks_written);
-	NG_ADD(local_blks_hit);
-	NG_ADD(local_blks_read);
-	NG_ADD(local_blks_dirtied);
-	NG_ADD(local_blks_written);
-	NG_ADD(temp_blks_read);
-	NG_ADD(temp_blks_written);
-	NG_ADD(shared_blk_read_time);
-	NG_ADD(shared_blk_write_time);
-	NG_ADD(local_blk_read_time);
-	NG_ADD(local_blk_write_time);
-	NG_ADD(temp_blk_read_time);
-	NG_ADD(temp_blk_write_time);
-	NG_ADD(wal_records);
-	NG_ADD(wal_fpi);
-	NG_ADD(wal_bytes);
-	NG_ADD(wal_buffers_full);
-	NG_ADD(jit_functions);
-	NG_ADD(jit_generation_time);
-	NG_ADD(jit_inlining_count);
-	NG_ADD(jit_inlining_time);
-	NG_ADD(jit_optimization_count);
-	NG_ADD(jit_optimization_time);
-	NG_ADD(jit_emission_count);
-	NG_ADD(jit_emission_time);
-	NG_ADD(jit_deform_count);
-	NG_ADD(jit_deform_time);
-	NG_ADD(parallel_workers_to_launch);
-	NG_ADD(parallel_workers_launched);
-	NG_ADD(failed_errors);
-	NG_ADD(failed_cancels);
-	NG_ADD(failed_timeouts);
-	NG_ADD(failed_time);
-#undef NG_ADD
-	dst->last_executed_at = Max(dst->last_executed_at, src->last_executed_at);
-	dst->changed_generation = Max(dst->changed_generation, src->changed_generation);
+	NG_COLUMNS(NG_COL_NONE, NG_MERGE_F, NG_COL_NONE);
 }
 
 /*

@@ -18,74 +18,34 @@
 #include "datatype/timestamp.h"
 #include "executor/instrument.h"
 
+#include "columns.h"
 #include "pg_stat_statements_ng.h"
 
 #pragma GCC visibility push(hidden)
 
 /*
  * Everything counted for a statement but its latency histograms, which
- * are kept apart, sparse (hist.h).  The same struct accumulates in a slot,
- * in a shared entry and in a reader's result, and counters.c merges any two
- * of them.  Times are in milliseconds.
+ * are kept apart, sparse (hist.h): the K and F members of columns.h's list,
+ * in its order.  The same struct accumulates in a slot, in a shared entry
+ * and in a reader's result, and counters.c merges any two of them.  Times
+ * are in milliseconds; last_executed_at is the start of the top-level
+ * statement of the last execution or failure, changed_generation the change
+ * generation of their last change (slots/count.c stamps it).
  *
  * min/max are meaningful only when there are calls and min_time is not
  * negative (ng_counters_has_minmax): a reset of min/max alone keeps the
  * calls, mean and stddev, which span all calls, and sets min and max to -1
  * until the next sample (durations are never negative).
  */
+#define NG_COUNTERS_MEMBER_K(member, ctype) ctype member[NG_NUM_KINDS];
+#define NG_COUNTERS_MEMBER_F(column, form, first, last, ctype, member, merge, recorded, filled) \
+	ctype member;
+
 typedef struct NgCounters
 {
-	int64		calls[NG_NUM_KINDS];	/* plans, calls */
-	double		total_time[NG_NUM_KINDS];
-	double		min_time[NG_NUM_KINDS];
-	double		max_time[NG_NUM_KINDS];
-	double		mean_time[NG_NUM_KINDS];
-	double		sum_var_time[NG_NUM_KINDS]; /* sum of squared deviations */
-	int64		rows;
-	int64		shared_blks_hit;
-	int64		shared_blks_read;
-	int64		shared_blks_dirtied;
-	int64		shared_blks_written;
-	int64		local_blks_hit;
-	int64		local_blks_read;
-	int64		local_blks_dirtied;
-	int64		local_blks_written;
-	int64		temp_blks_read;
-	int64		temp_blks_written;
-	double		shared_blk_read_time;
-	double		shared_blk_write_time;
-	double		local_blk_read_time;
-	double		local_blk_write_time;
-	double		temp_blk_read_time;
-	double		temp_blk_write_time;
-	int64		wal_records;
-	int64		wal_fpi;
-	uint64		wal_bytes;
-	int64		wal_buffers_full;
-	int64		jit_functions;
-	double		jit_generation_time;
-	int64		jit_inlining_count;
-	double		jit_inlining_time;
-	int64		jit_optimization_count;
-	double		jit_optimization_time;
-	int64		jit_emission_count;
-	double		jit_emission_time;
-	int64		jit_deform_count;
-	double		jit_deform_time;
-	int64		parallel_workers_to_launch;
-	int64		parallel_workers_launched;
-
-	/* executions that ended in an error, by cause, and their time (ms) */
-	int64		failed_errors;
-	int64		failed_cancels;
-	int64		failed_timeouts;
-	double		failed_time;
-
-	/* start of the top-level statement of the last execution or failure */
-	TimestampTz last_executed_at;
-	/* the change generation of their last change (slots/count.c stamps it) */
-	uint64		changed_generation;
+	NG_COLUMNS(NG_COUNTERS_MEMBER_K, NG_COUNTERS_MEMBER_F, NG_COL_NONE)
 } NgCounters;
+
 
 /*
  * One execution (or one planning) to be counted: what the hooks measured.

@@ -50,8 +50,22 @@
  * and whose last_executed_at and changed_generation share a line with the
  * start of the entry's own histogram group.  What only inserts, texts,
  * resets and readers touch comes last.  The whole fits DSA's 640-byte size
- * class (dsa.c), so that each entry starts on a cache line of its own and
- * no allocation is wasted.
+ * class (dsa.c), NG_ENTRY_SIZE_CLASS, so that each entry starts on a cache
+ * line of its own and no allocation is wasted.
+ *
+ * Where a new counter goes (a row of columns.h, whose F rows are the
+ * counters' members in order): at the end of the list, the end of
+ * NgCounters, after changed_generation.  Coming after the block counts it
+ * keeps the first assertion below (what a plain sample adds ends in the
+ * first three lines); the second holds while last_executed_at and the
+ * start of hist_first stay on one line, for five new 8-byte counters
+ * (64-bit, with 128-byte lines: hist_first starts 48 bytes before a line
+ * ends).  The entry is full at 640 bytes: a first new counter moves it to
+ * DSA's next size class, 768 bytes (NG_ENTRY_SIZE_CLASS; README's sizing
+ * and t/059_memory.pl's bytes per entry follow), room for sixteen
+ * counters.  A counter a plain sample adds (counters_record.h, inline) goes
+ * with the block counts in the first three lines instead, and needs this
+ * layout planned again.
  */
 typedef struct NgSharedEntry
 {
@@ -104,18 +118,21 @@ typedef struct NgSharedEntry
 	TimestampTz text_stored_at; /* partition lock; 0 if no text */
 } NgSharedEntry;
 
-StaticAssertDecl(sizeof(NgSharedEntry) <= 640,
-				 "an entry fits DSA's 640-byte size class");
+/* DSA's size class an entry takes (dsa.c: ..., 512, 640, 768, 896, ...) */
+#define NG_ENTRY_SIZE_CLASS		640
+
+StaticAssertDecl(sizeof(NgSharedEntry) <= NG_ENTRY_SIZE_CLASS,
+				 "an entry fits its DSA size class (entry.h: where a new counter goes)");
 
 /* the layout is planned for 64-bit platforms; elsewhere only its size holds */
 #if SIZEOF_VOID_P == 8 && MAXIMUM_ALIGNOF == 8
 StaticAssertDecl(offsetof(NgSharedEntry, counters) +
 				 offsetof(NgCounters, local_blks_hit) <= 3 * PG_CACHE_LINE_SIZE,
-				 "a count's counters end in the entry's first three lines");
+				 "a count's counters end in the entry's first three lines (entry.h: where a new counter goes)");
 StaticAssertDecl((offsetof(NgSharedEntry, counters) +
 				  offsetof(NgCounters, last_executed_at)) / PG_CACHE_LINE_SIZE ==
 				 offsetof(NgSharedEntry, hist_first) / PG_CACHE_LINE_SIZE,
-				 "last_executed_at shares a line with the entry's histogram group");
+				 "last_executed_at shares a line with the entry's histogram group (entry.h: where a new counter goes)");
 #endif
 
 #pragma GCC visibility pop

@@ -19,8 +19,7 @@
 
 /*
  * Shapes of the statement-listing functions: pg_stat_statements' API
- * versions (each adds columns to the one before; see funcs_statements.c),
- * and ours.
+ * versions, and ours; the columns of each are columns.h's.
  */
 typedef enum NgApi
 {
@@ -36,6 +35,10 @@ typedef enum NgApi
 	NG_API_NG_1_0,				/* pg_stat_statements_ng 1.0: 1.12's shape */
 	NG_API_NG_1_2				/* 1.2: 1.0's, then fingerprint */
 } NgApi;
+
+/* columns.h's bounds: the newest API (a new one moves it), and none */
+#define NG_API_LAST		NG_API_NG_1_2
+#define NG_API_NONE		(NG_API_LAST + 1)
 
 /* the extension name the drop-in's SQL functions belong to */
 #define NG_DROPIN_NAME	"pg_stat_statements"

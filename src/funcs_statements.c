@@ -48,39 +48,24 @@ stddev_of(const NgCounters *c, int kind)
 	return 0.0;
 }
 
-/* Output columns of each API version */
+/* a row of columns.h shown in API version api */
+#define NG_IN_API(api, first, last) \
+	((api) >= NG_API_##first && (api) <= NG_API_##last)
+#define NG_COUNT_COLUMN(column, form, first, last, ...) \
+	n += NG_IN_API(api, first, last);
+
+/* Output columns of each API version: columns.h's rows it shows */
 static int
 api_columns(NgApi api)
 {
-	switch (api)
-	{
-		case NG_API_PGSS_1_0:
-			return 14;
-		case NG_API_PGSS_1_1:
-			return 18;
-		case NG_API_PGSS_1_2:
-			return 19;
-		case NG_API_PGSS_1_3:
-			return 23;
-		case NG_API_PGSS_1_8:
-			return 32;
-		case NG_API_PGSS_1_9:
-			return 33;
-		case NG_API_PGSS_1_10:
-			return 43;
-		case NG_API_PGSS_1_11:
-			return 49;
-		case NG_API_PGSS_1_12:
-			return 52;
-		case NG_API_NG_1_0:
-			return 64;
-		case NG_API_NG_1_2:
-			return 65;
-	}
-	return -1;					/* keep compiler quiet */
+	int			n = 0;
+
+	NG_COLUMNS(NG_COL_NONE, NG_COUNT_COLUMN, NG_COUNT_COLUMN);
+	return n;
 }
 
-#define NG_MAX_COLS		65		/* changed_since: generation + 64 */
+/* room for any API's columns, and changed_since's generation */
+#define NG_MAX_COLS		(NG_COLUMNS_ROWS + 1)
 
 /* the tail latency columns, per kind */
 static const double stmt_fractions[] = {0.50, 0.95, 0.99};
@@ -113,15 +98,6 @@ ng_check_loaded(void)
 	ng_check_loaded_as(NG_NAME);
 }
 
-/*
- * The counters a row shows are those NgCounters has before its
- * last_executed_at: a row copies that head only (last_executed_at apart),
- * and its percentiles computed from the histograms.
- */
-#define NG_COUNTERS_HEAD	offsetof(NgCounters, last_executed_at)
-StaticAssertDecl(offsetof(NgCounters, failed_time) < offsetof(NgCounters, last_executed_at),
-				 "a row copies the counters before last_executed_at only");
-
 /* A row to emit, copied under the partition lock */
 typedef struct StmtRow
 {
@@ -132,17 +108,15 @@ typedef struct StmtRow
 	TimestampTz stats_since;
 	TimestampTz minmax_stats_since;
 	TimestampTz text_stored_at;
-	TimestampTz last_executed_at;
 	dsa_pointer qtext_dp;		/* the stored text copied */
 	uint64		fingerprint;	/* cached (0: none), then the text's */
 	bool		has_fingerprint;
 	bool		any_pct[NG_NUM_KINDS];
 	double		pct[NG_NUM_KINDS][NG_NUM_FRACTIONS];
-	/* the head of NgCounters, read as one */
-	double		counters[(NG_COUNTERS_HEAD + sizeof(double) - 1) / sizeof(double)];
+	NgCounters	counters;		/* the row's counters, read as one */
 } StmtRow;
 
-#define ROW_COUNTERS(row)	((const NgCounters *) (row)->counters)
+#define ROW_COUNTERS(row)	(&(row)->counters)
 
 /* A read of the statement rows, partition by partition */
 typedef struct StmtRead
@@ -221,10 +195,9 @@ stmt_add(NgReader *r, const NgReadRow *in)
 	row->text_stored_at = in->text_stored_at;
 	row->qtext_dp = in->qtext_dp;
 	row->fingerprint = in->fingerprint;
-	memcpy(row->counters, c, NG_COUNTERS_HEAD);
+	row->counters = *c;
 	if (sr->api >= NG_API_NG_1_0)
 	{
-		row->last_executed_at = c->last_executed_at;
 		for (int kind = 0; kind < NG_NUM_KINDS; kind++)
 			row->any_pct[kind] =
 				ng_hist_percentiles(in->hist, kind, stmt_fractions,
@@ -293,75 +266,6 @@ stmt_fingerprints(StmtRead *sr, int p)
 }
 
 /*
- * emit_times
- *		The calls and times of each kind: planning from 1.8 on, and before
- *		1.3 calls and total time only.
- */
-static void
-emit_times(Datum *values, int *i, const NgCounters *c, NgApi api)
-{
-	for (int kind = 0; kind < NG_NUM_KINDS; kind++)
-	{
-		bool		have_minmax = ng_counters_has_minmax(c, kind);
-
-		/* before 1.8 there were no planning columns */
-		if (kind == NG_PLAN && api < NG_API_PGSS_1_8)
-			continue;
-		values[(*i)++] = Int64GetDatumFast(c->calls[kind]);
-		values[(*i)++] = Float8GetDatumFast(c->total_time[kind]);
-		/* before 1.3, calls and total time only */
-		if (api < NG_API_PGSS_1_3)
-			continue;
-		values[(*i)++] = Float8GetDatumFast(have_minmax ? c->min_time[kind] : 0.0);
-		values[(*i)++] = Float8GetDatumFast(have_minmax ? c->max_time[kind] : 0.0);
-		values[(*i)++] = Float8GetDatumFast(c->calls[kind] > 0 ? c->mean_time[kind] : 0.0);
-		values[(*i)++] = Float8GetDatumFast(stddev_of(c, kind));
-	}
-}
-
-/*
- * emit_blocks
- *		Rows, block counts and I/O times (1.1 added the dirtied blocks and
- *		I/O times; 1.11 renamed blk_*_time to shared_blk_*_time, same
- *		values, and added the local ones).
- */
-static void
-emit_blocks(Datum *values, bool *nulls, int *i, const NgCounters *c,
-			NgApi api)
-{
-	values[(*i)++] = Int64GetDatumFast(c->rows);
-	values[(*i)++] = Int64GetDatumFast(c->shared_blks_hit);
-	values[(*i)++] = Int64GetDatumFast(c->shared_blks_read);
-	if (api >= NG_API_PGSS_1_1)
-		values[(*i)++] = Int64GetDatumFast(c->shared_blks_dirtied);
-	values[(*i)++] = Int64GetDatumFast(c->shared_blks_written);
-	values[(*i)++] = Int64GetDatumFast(c->local_blks_hit);
-	values[(*i)++] = Int64GetDatumFast(c->local_blks_read);
-	if (api >= NG_API_PGSS_1_1)
-		values[(*i)++] = Int64GetDatumFast(c->local_blks_dirtied);
-	values[(*i)++] = Int64GetDatumFast(c->local_blks_written);
-	values[(*i)++] = Int64GetDatumFast(c->temp_blks_read);
-	values[(*i)++] = Int64GetDatumFast(c->temp_blks_written);
-	if (api >= NG_API_PGSS_1_1)
-	{
-		values[(*i)++] = Float8GetDatumFast(c->shared_blk_read_time);
-		values[(*i)++] = Float8GetDatumFast(c->shared_blk_write_time);
-	}
-	if (api >= NG_API_PGSS_1_11)
-	{
-		values[*i] = Float8GetDatumFast(c->local_blk_read_time);
-		nulls[(*i)++] = !NG_HAVE_LOCAL_BLK_TIME;
-		values[*i] = Float8GetDatumFast(c->local_blk_write_time);
-		nulls[(*i)++] = !NG_HAVE_LOCAL_BLK_TIME;
-	}
-	if (api >= NG_API_PGSS_1_10)
-	{
-		values[(*i)++] = Float8GetDatumFast(c->temp_blk_read_time);
-		values[(*i)++] = Float8GetDatumFast(c->temp_blk_write_time);
-	}
-}
-
-/*
  * wal_bytes_numeric
  *		wal_bytes as a numeric: from the integer when it fits in an int64
  *		(always, in practice; a tenth of numeric_in's cost), else from its
@@ -380,92 +284,101 @@ wal_bytes_numeric(uint64 bytes)
 }
 
 /*
- * emit_wal_jit
- *		WAL (1.8), wal_buffers_full (1.12), JIT (1.10, deform 1.11), parallel
- *		workers (1.12).
+ * stmt_query
+ *		The query column's value: the row's text in the database's
+ *		encoding, or "<insufficient privilege>" for a row of another user;
+ *		(Datum) 0 where the column is NULL (NG_V_QUERY_SHOWN).
  */
-static void
-emit_wal_jit(Datum *values, bool *nulls, int *i, const NgCounters *c,
-			 NgApi api)
+static Datum
+stmt_query(const StmtRead *sr, const StmtRow *row, bool visible)
 {
-	if (api >= NG_API_PGSS_1_8)
-	{
-		values[(*i)++] = Int64GetDatumFast(c->wal_records);
-		values[(*i)++] = Int64GetDatumFast(c->wal_fpi);
-		values[(*i)++] = wal_bytes_numeric(c->wal_bytes);
-	}
-	if (api >= NG_API_PGSS_1_12)
-	{
-		values[*i] = Int64GetDatumFast(c->wal_buffers_full);
-		nulls[(*i)++] = !NG_HAVE_WAL_BUFFERS_FULL;
-	}
-	if (api >= NG_API_PGSS_1_10)
-	{
-		values[(*i)++] = Int64GetDatumFast(c->jit_functions);
-		values[(*i)++] = Float8GetDatumFast(c->jit_generation_time);
-		values[(*i)++] = Int64GetDatumFast(c->jit_inlining_count);
-		values[(*i)++] = Float8GetDatumFast(c->jit_inlining_time);
-		values[(*i)++] = Int64GetDatumFast(c->jit_optimization_count);
-		values[(*i)++] = Float8GetDatumFast(c->jit_optimization_time);
-		values[(*i)++] = Int64GetDatumFast(c->jit_emission_count);
-		values[(*i)++] = Float8GetDatumFast(c->jit_emission_time);
-	}
-	if (api >= NG_API_PGSS_1_11)
-	{
-		values[*i] = Int64GetDatumFast(c->jit_deform_count);
-		nulls[(*i)++] = !NG_HAVE_JIT_DEFORM;
-		values[*i] = Float8GetDatumFast(c->jit_deform_time);
-		nulls[(*i)++] = !NG_HAVE_JIT_DEFORM;
-	}
-	if (api >= NG_API_PGSS_1_12)
-	{
-		values[*i] = Int64GetDatumFast(c->parallel_workers_to_launch);
-		nulls[(*i)++] = !NG_HAVE_PARALLEL_WORKERS;
-		values[*i] = Int64GetDatumFast(c->parallel_workers_launched);
-		nulls[(*i)++] = !NG_HAVE_PARALLEL_WORKERS;
-	}
+	char	   *qtext;
+	char	   *enc;
+	Datum		d;
+
+	/* as contrib: without showtext the text is NULL, even when hidden */
+	if (!visible && sr->r.showtext)
+		return CStringGetTextDatum("<insufficient privilege>");
+	if (!visible || row->qtext_len < 0)
+		return (Datum) 0;
+	qtext = sr->texts + row->qtext_off;
+	enc = ng_text_for_reader(qtext, row->qtext_len, row->encoding);
+	d = CStringGetTextDatum(enc);
+	if (enc != qtext)
+		pfree(enc);
+	return d;
 }
 
 /*
- * emit_ours
- *		The columns of our own API alone: failed executions, what collectors
- *		need, and tail latency from the histograms.
+ * The values of columns.h's V rows: row, c (its counters), sr and visible
+ * are emit_columns' own.  Before 1.3 there were calls and total time only,
+ * before 1.8 no planning columns; min and max are 0 without samples (a
+ * min/max reset), mean and stddev 0 without calls.
  */
-static void
-emit_ours(Datum *values, bool *nulls, int *i, const StmtRow *row)
+#define NG_V_QUERYID		Int64GetDatumFast((int64) row->key.queryid)
+#define NG_V_QUERY			stmt_query(sr, row, visible)
+#define NG_V_QUERY_SHOWN \
+	((!visible && sr->r.showtext) || (visible && row->qtext_len >= 0))
+#define NG_V_CALLS(k)		Int64GetDatumFast(c->calls[k])
+#define NG_V_TOTAL(k)		Float8GetDatumFast(c->total_time[k])
+#define NG_V_MIN(k) \
+	Float8GetDatumFast(ng_counters_has_minmax(c, k) ? c->min_time[k] : 0.0)
+#define NG_V_MAX(k) \
+	Float8GetDatumFast(ng_counters_has_minmax(c, k) ? c->max_time[k] : 0.0)
+#define NG_V_MEAN(k) \
+	Float8GetDatumFast(c->calls[k] > 0 ? c->mean_time[k] : 0.0)
+#define NG_V_STDDEV(k)		Float8GetDatumFast(stddev_of(c, k))
+#define NG_V_PCT(k, f) \
+	(row->any_pct[k] ? Float8GetDatumFast(row->pct[k][f]) : (Datum) 0)
+
+/* an F row's member as a Datum of its form, and whether that is NULL */
+#define NG_DATUM_INT8(x)	Int64GetDatumFast(x)
+#define NG_DATUM_FLOAT8(x)	Float8GetDatumFast(x)
+#define NG_DATUM_NUMERIC(x) wal_bytes_numeric(x)
+#define NG_DATUM_TSTZ(x)	TimestampTzGetDatum(x)
+#define NG_DATUM_NONE(x)	((Datum) 0)
+#define NG_NULL_INT8(x)		false
+#define NG_NULL_FLOAT8(x)	false
+#define NG_NULL_NUMERIC(x)	false
+#define NG_NULL_TSTZ(x)		((x) == 0)
+#define NG_NULL_NONE(x)		true
+
+#define NG_EMIT_F(column, form, first, last, ctype, member, merge, recorded, filled) \
+	if (NG_IN_API(api, first, last)) \
+	{ \
+		values[i] = NG_DATUM_##form(c->member); \
+		nulls[i++] = !(filled) || NG_NULL_##form(c->member); \
+	}
+#define NG_EMIT_V(column, form, first, last, value, isnull) \
+	if (NG_IN_API(api, first, last)) \
+	{ \
+		values[i] = (value); \
+		nulls[i++] = (isnull); \
+	}
+
+/*
+ * emit_columns
+ *		The columns of API version api, columns.h's rows that it shows, in
+ *		the list's order, into values and nulls from *ip on.  Always inline,
+ *		and called with a constant api (emit_row): each version's shape
+ *		compiles to straight code.  Columns this major cannot fill are NULL.
+ */
+static pg_attribute_always_inline void
+emit_columns(Datum *values, bool *nulls, int *ip, const StmtRead *sr,
+			 const StmtRow *row, NgApi api)
 {
 	const NgCounters *c = ROW_COUNTERS(row);
+	bool		visible = sr->allowed || row->key.userid == sr->user;
+	int			i = *ip;
 
-	values[(*i)++] = Int64GetDatumFast(c->failed_errors);
-	values[(*i)++] = Int64GetDatumFast(c->failed_cancels);
-	values[(*i)++] = Int64GetDatumFast(c->failed_timeouts);
-	values[(*i)++] = Float8GetDatumFast(c->failed_time);
-	values[*i] = TimestampTzGetDatum(row->last_executed_at);
-	nulls[(*i)++] = (row->last_executed_at == 0);
-	values[*i] = TimestampTzGetDatum(row->text_stored_at);
-	nulls[(*i)++] = (row->text_stored_at == 0);
-
-	/* tail latency, from the histograms */
-	for (int kind = NG_EXEC; kind >= NG_PLAN; kind--)
-	{
-		bool		any = row->any_pct[kind];
-
-		for (int f = 0; f < NG_NUM_FRACTIONS; f++)
-		{
-			values[*i] = any ? Float8GetDatumFast(row->pct[kind][f]) : (Datum) 0;
-			nulls[(*i)++] = !any;
-		}
-	}
+	NG_COLUMNS(NG_COL_NONE, NG_EMIT_F, NG_EMIT_V);
+	*ip = i;
 }
 
 /*
  * emit_row
- *		Turn a row into a tuple of the given API version's shape.  Each
- *		version adds columns to the one before (1.1 the dirtied blocks and
- *		I/O times, 1.2 queryid, 1.3 min/max/mean/stddev; 1.11 renamed
- *		blk_*_time to shared_blk_*_time, same values); our own 1.0 is
- *		pg_stat_statements 1.12's shape, and 1.2 adds the fingerprint.
- *		Columns this major cannot fill are NULL.
+ *		Turn a row into a tuple of the given API version's shape (with
+ *		changed_since's generation first, if > 0).
  */
 static void
 emit_row(NgRowForm *form, const StmtRead *sr, const StmtRow *row,
@@ -474,8 +387,6 @@ emit_row(NgRowForm *form, const StmtRead *sr, const StmtRow *row,
 	Datum		values[NG_MAX_COLS];
 	bool		nulls[NG_MAX_COLS];
 	int			i = 0;
-	NgApi		api = sr->api;
-	bool		visible = sr->allowed || row->key.userid == sr->user;
 
 	memset(values, 0, sizeof(values));
 	memset(nulls, 0, sizeof(nulls));
@@ -484,50 +395,43 @@ emit_row(NgRowForm *form, const StmtRead *sr, const StmtRow *row,
 	if (generation > 0)
 		values[i++] = Int64GetDatumFast((int64) generation);
 
-	values[i++] = ObjectIdGetDatum(row->key.userid);
-	values[i++] = ObjectIdGetDatum(row->key.dbid);
-	if (api >= NG_API_PGSS_1_9)
-		values[i++] = BoolGetDatum(row->key.toplevel);
-	if (api >= NG_API_PGSS_1_2)
+	switch (sr->api)
 	{
-		if (visible)
-			values[i++] = Int64GetDatumFast((int64) row->key.queryid);
-		else
-			nulls[i++] = true;
+		case NG_API_PGSS_1_0:
+			emit_columns(values, nulls, &i, sr, row, NG_API_PGSS_1_0);
+			break;
+		case NG_API_PGSS_1_1:
+			emit_columns(values, nulls, &i, sr, row, NG_API_PGSS_1_1);
+			break;
+		case NG_API_PGSS_1_2:
+			emit_columns(values, nulls, &i, sr, row, NG_API_PGSS_1_2);
+			break;
+		case NG_API_PGSS_1_3:
+			emit_columns(values, nulls, &i, sr, row, NG_API_PGSS_1_3);
+			break;
+		case NG_API_PGSS_1_8:
+			emit_columns(values, nulls, &i, sr, row, NG_API_PGSS_1_8);
+			break;
+		case NG_API_PGSS_1_9:
+			emit_columns(values, nulls, &i, sr, row, NG_API_PGSS_1_9);
+			break;
+		case NG_API_PGSS_1_10:
+			emit_columns(values, nulls, &i, sr, row, NG_API_PGSS_1_10);
+			break;
+		case NG_API_PGSS_1_11:
+			emit_columns(values, nulls, &i, sr, row, NG_API_PGSS_1_11);
+			break;
+		case NG_API_PGSS_1_12:
+			emit_columns(values, nulls, &i, sr, row, NG_API_PGSS_1_12);
+			break;
+		case NG_API_NG_1_0:
+			emit_columns(values, nulls, &i, sr, row, NG_API_NG_1_0);
+			break;
+		case NG_API_NG_1_2:
+			emit_columns(values, nulls, &i, sr, row, NG_API_NG_1_2);
+			break;
 	}
-
-	/* as contrib: without showtext the text is NULL, even when hidden */
-	if (!visible && sr->r.showtext)
-		values[i++] = CStringGetTextDatum("<insufficient privilege>");
-	else if (visible && row->qtext_len >= 0)
-	{
-		char	   *qtext = sr->texts + row->qtext_off;
-		char	   *enc = ng_text_for_reader(qtext, row->qtext_len,
-											 row->encoding);
-
-		values[i++] = CStringGetTextDatum(enc);
-		if (enc != qtext)
-			pfree(enc);
-	}
-	else
-		nulls[i++] = true;
-
-	emit_times(values, &i, ROW_COUNTERS(row), api);
-	emit_blocks(values, nulls, &i, ROW_COUNTERS(row), api);
-	emit_wal_jit(values, nulls, &i, ROW_COUNTERS(row), api);
-	if (api >= NG_API_PGSS_1_11)
-	{
-		values[i++] = TimestampTzGetDatum(row->stats_since);
-		values[i++] = TimestampTzGetDatum(row->minmax_stats_since);
-	}
-	if (api >= NG_API_NG_1_0)
-		emit_ours(values, nulls, &i, row);
-	if (api >= NG_API_NG_1_2)
-	{
-		values[i] = Int64GetDatumFast((int64) row->fingerprint);
-		nulls[i++] = !row->has_fingerprint;
-	}
-	Assert(i == api_columns(api) + (generation > 0 ? 1 : 0));
+	Assert(i == api_columns(sr->api) + (generation > 0 ? 1 : 0));
 
 	ng_rowform_put(form, values, nulls);
 }
