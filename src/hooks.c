@@ -404,7 +404,7 @@ ng_ExecutorFinish(QueryDesc *queryDesc)
 /*
  * plan_text_log
  *		Tests (debug_fault plan_text_log, plan_text_error; assertion builds):
- *		the plan's text, or why there is none, at LOG.
+ *		the plan's text, or why there is none, and the time it took, at LOG.
  */
 static pg_noinline void
 plan_text_log(QueryDesc *queryDesc)
@@ -412,11 +412,18 @@ plan_text_log(QueryDesc *queryDesc)
 	static const char *const why[] = {"made", "too large", "failed"};
 	NgPlanTextResult result;
 	int			len;
-	char	   *text = ng_plan_text_make(queryDesc, &len, &result);
+	char	   *text;
+	instr_time	start;
+	instr_time	took;
 
+	INSTR_TIME_SET_CURRENT(start);
+	text = ng_plan_text_make(queryDesc, &len, &result);
+
+	INSTR_TIME_SET_CURRENT(took);
+	INSTR_TIME_SUBTRACT(took, start);
 	ereport(LOG,
-			(errmsg_internal("plan text %s (%d bytes):\n%s", why[result], len,
-							 text ? text : ""),
+			(errmsg_internal("plan text %s (%d bytes, %.3f ms):\n%s", why[result],
+							 len, INSTR_TIME_GET_MILLISEC(took), text ? text : ""),
 			 errhidestmt(true)));
 	if (text)
 		pfree(text);

@@ -58,7 +58,7 @@ SET client_min_messages = log;
 SET pg_stat_statements_ng.debug_fault = $fault;
 $sql}, stdout => \$out, stderr => \$err, on_error_die => 1);
 	my @texts;
-	while ($err =~ /LOG:  plan text (made|too large|failed) \([0-9]+ bytes\):\n(.*?)(?=\n?(?:psql:\S+: )?LOG:  |\n?\z)/sg)
+	while ($err =~ /LOG:  plan text (made|too large|failed) \([0-9]+ bytes, [0-9.]+ ms\):\n(.*?)(?=\n?(?:psql:\S+: )?LOG:  |\n?\z)/sg)
 	{
 		push @texts, [ $1, $2 ];
 	}
