@@ -136,7 +136,12 @@ scrub_copy(Scrub *s, int n)
 	s->pos += n;
 }
 
-/* a constant ends at pos: write $n for it */
+/*
+ * scrub_constant
+ *		A constant ends at pos: write $n for it, after a blank when a word
+ *		is before it (so that the word and $n stay two tokens: "q$1" would
+ *		be one word, and the text would not read as it was written).
+ */
 static void
 scrub_constant(Scrub *s)
 {
@@ -146,7 +151,10 @@ scrub_constant(Scrub *s)
 	s->constants++;
 	if (s->out == NULL)
 		return;
-	n = snprintf(buf, sizeof(buf), "$" INT64_FORMAT, s->next++);
+	n = 0;
+	if (s->olen > 0 && is_ident_char(s->out[s->olen - 1]))
+		buf[n++] = ' ';
+	n += snprintf(buf + n, sizeof(buf) - n, "$" INT64_FORMAT, s->next++);
 	memcpy(s->out + s->olen, buf, n);
 	s->olen += n;
 }
@@ -488,8 +496,8 @@ ng_plan_text_scrub(const char *in, int len, int *outlen)
 	scrub_pass(&s);
 	Assert(s.pos == len);
 
-	/* each constant (a byte or more) becomes at most "$" and 19 digits */
-	bound = s.olen + s.constants * 20 + 1;
+	/* each constant (a byte or more) becomes at most " $" and 19 digits */
+	bound = s.olen + s.constants * 21 + 1;
 	s.out = palloc(bound);
 	s.next = s.max_param + 1;
 	s.constants = 0;
