@@ -67,8 +67,8 @@ static bool plan_text_busy = false;
 /*
  * plan_text_allowed
  *		May a subtransaction start here (BeginInternalSubTransaction
- *		raises a FATAL error in a state it does not expect, and before 17 an
- *		ERROR in parallel mode)?
+ *		raises a FATAL error in a state it does not expect, and some majors
+ *		an ERROR in parallel mode)?
  */
 static bool
 plan_text_allowed(QueryDesc *queryDesc)

@@ -6,7 +6,7 @@
 # negative number, a quoted identifier and names with digits, a generic
 # plan's $1 beside a constant, a Gather (Workers Planned stays), run-time
 # partition pruning (Subplans Removed stays), a CTE, an initplan; a plan of
-# 10,001 nodes has no text; a long text is cut at 64 kB; a text whose making
+# 10,002 nodes has no text, one of 999 has; a long text is cut at 64 kB; a text whose making
 # fails (debug_fault = plan_text_error) leaves the statement and its
 # transaction as they were.
 use strict;
@@ -143,7 +143,7 @@ sub union_all
 	  . union_all($mid + 1, $hi, $leaf) . ')';
 }
 
-# 10,001 nodes: no text
+# 10,002 nodes (Aggregate, Append, 10,000 Results): no text
 my (undef, @big) = plan_texts('SELECT count(*) FROM ('
 	  . union_all(1, 10000, sub { "SELECT $_[0] AS x" }) . ') u;');
 is(scalar(@big), 1, 'one plan of 10,002 nodes');
