@@ -5,10 +5,11 @@
 # Exact texts: an index scan with a constant, LIKE, an IN list, a date and a
 # negative number, a quoted identifier and names with digits, a generic
 # plan's $1 beside a constant, a Gather (Workers Planned stays), run-time
-# partition pruning (Subplans Removed stays), a CTE, an initplan; a plan of
-# 10,002 nodes has no text, one of 999 has; a long text is cut at 64 kB; a text whose making
-# fails (debug_fault = plan_text_error) leaves the statement and its
-# transaction as they were.
+# partition pruning (Subplans Removed stays), a CTE, an initplan, a string
+# whose lines look like EXPLAIN's; a plan of 10,002 nodes has no text, one
+# of 999 has; a long text is cut at 64 kB; a text whose making fails
+# (debug_fault = plan_text_error) leaves the statement and its transaction
+# as they were.
 use strict;
 use warnings FATAL => 'all';
 
@@ -116,6 +117,9 @@ my @cases = (
 SELECT count(*) FROM c WHERE s = E'a\\\\b';},
 	  "Aggregate\n  CTE c\n    ->  Seq Scan on t\n          Filter: (v < \$1)\n"
 	  . "  ->  CTE Scan on c\n        Filter: (s = \$2::text)" ],
+	[ "a string of lines that look like a plan's",
+	  q{SELECT count(*) FROM t WHERE s <> E'x\n  ->  Workers Planned: 9\n  Filter: ''7''';},
+	  "Aggregate\n  ->  Seq Scan on t\n        Filter: (s <> \$1::text)" ],
 	[ 'an initplan: its number kept, its parameter before the constants',
 	  'SELECT count(*) FROM t WHERE v = (SELECT max(v) FROM t WHERE id < 50);',
 	  $major >= 17
