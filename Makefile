@@ -69,6 +69,9 @@ OBJS = \
 	src/waits_file.o \
 	src/waits_sampler.o \
 	src/planid.o \
+	src/plan_text.o \
+	src/plan_text_fuzz.o \
+	src/plan_text_scrub.o \
 	src/waits_sql.o \
 	src/waits_window.o
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fuzz/run.sh WORK -- both fuzzers against one throwaway instance of the
+# fuzz/run.sh WORK -- the three fuzzers against one throwaway instance of the
 # server in WORK/pg (scripts/sanitize.sh fuzz builds and installs it, with
 # AddressSanitizer and UBSan, and checks their logs and the server's after
 # this script).  Runs as root; the instance runs as postgres.
@@ -8,6 +8,8 @@
 #   PGSSNG_FUZZ_STATEMENTS        statements for the normalizer (100000), or
 #   PGSSNG_FUZZ_SECONDS           a time for it instead
 #   PGSSNG_FUZZ_LOADER_ITERATIONS mutated dumps for the loader (1000000)
+#   PGSSNG_FUZZ_PLAN_ITERATIONS   mutated EXPLAIN texts for the plan text's
+#                                 scrubber (200000)
 #   PGSSNG_FUZZ_LOADER_MIN_PAST   the share of them, in percent, whose
 #                                 verdict must be the entries' (past the
 #                                 size, header and CRC checks; 33): fewer
@@ -81,6 +83,22 @@ then
 else
 	echo "fuzz: loader FAILED (seed $seed):"
 	cat "$fz/loader.out"
+	rc=1
+fi
+plan_iterations=${PGSSNG_FUZZ_PLAN_ITERATIONS:-200000}
+echo "fuzz: plan text, seed $seed, $plan_iterations mutated texts of $(ls "$here"/plan-corpus/*.txt | wc -l) files"
+corpus=$(for f in "$here"/plan-corpus/*.txt; do printf "pg_read_file('%s')," "$f"; done)
+start=$(date +%s)
+if as_pg psql -X -q -At -v ON_ERROR_STOP=1 -h "$fz" -p 54329 -d postgres >"$fz/plan.out" 2>&1 <<SQL
+CREATE FUNCTION fuzz_plan_text(text[], int8, int8) RETURNS int8
+  AS '\$libdir/pg_stat_statements_ng', 'pg_stat_statements_ng_fuzz_plan_text' LANGUAGE C STRICT;
+SELECT fuzz_plan_text(ARRAY[${corpus%,}], $plan_iterations, $seed);
+SQL
+then
+	echo "fuzz: plan text, seed $seed: $(cat "$fz/plan.out") mutated texts in $(($(date +%s) - start)) s, each scrubbed twice alike and cut"
+else
+	echo "fuzz: plan text FAILED (seed $seed):"
+	cat "$fz/plan.out"
 	rc=1
 fi
 exit $rc

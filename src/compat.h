@@ -149,6 +149,17 @@ ng_report_planid_compat(const PlannedStmt *pstmt)
 	heap_form_minimal_tuple(desc, values, nulls)
 #endif
 
+/*
+ * ---- EXPLAIN: 18 moved ExplainState and NewExplainState to
+ * commands/explain_state.h, ExplainBeginOutput and ExplainEndOutput to
+ * commands/explain_format.h ----
+ */
+#if PG_VERSION_NUM >= 180000
+#include "commands/explain_format.h"
+#include "commands/explain_state.h"
+#endif
+#include "commands/explain.h"
+
 /* ---- planner_hook gained an ExplainState argument in 19 ---- */
 #if PG_VERSION_NUM >= 190000
 #define NG_PLANNER_ARGS		Query *parse, const char *query_string, int cursorOptions, ParamListInfo boundParams, ExplainState *es

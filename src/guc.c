@@ -110,6 +110,8 @@ static const struct config_enum_entry debug_fault_options[] = {
 	{"stall_restore", NG_FAULT_STALL_RESTORE, false},
 	{"dump_full", NG_FAULT_DUMP_FULL, false},
 	{"stall_reset", NG_FAULT_STALL_RESET, false},
+	{"plan_text_log", NG_FAULT_PLAN_TEXT_LOG, false},
+	{"plan_text_error", NG_FAULT_PLAN_TEXT_ERROR, false},
 	{NULL, 0, false}
 };
 

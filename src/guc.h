@@ -52,7 +52,8 @@ extern bool ng_dropin_preloaded(void);
  * Faults that tests inject, in assertion builds only (the setting
  * pg_stat_statements_ng.debug_fault does not exist in release builds, and
  * NG_DEBUG_FAULT is then false): an ERROR inside the recording of failures,
- * a full disk under the dump, or a stall, while the file "pgssng_stall" exists in the data directory
+ * a full disk under the dump, each plan's text logged at ExecutorEnd (or
+ * its making failing with an ERROR, caught: plan_text.c), or a stall, while the file "pgssng_stall" exists in the data directory
  * (at most 60 s), at a point a real process can be stopped at.
  */
 typedef enum NgDebugFault
@@ -64,8 +65,10 @@ typedef enum NgDebugFault
 								 * shared */
 	NG_FAULT_STALL_RESTORE,		/* the keeper, before it restores the file */
 	NG_FAULT_DUMP_FULL,			/* the dump's writes fail with ENOSPC */
-	NG_FAULT_STALL_RESET		/* a reset, between a partition's void and its
+	NG_FAULT_STALL_RESET,		/* a reset, between a partition's void and its
 								 * copy for the history */
+	NG_FAULT_PLAN_TEXT_LOG,		/* every ExecutorEnd logs its plan's text */
+	NG_FAULT_PLAN_TEXT_ERROR	/* the same, the text's making failing */
 } NgDebugFault;
 
 extern int	ng_debug_fault;

@@ -29,6 +29,7 @@
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
 #include "access/xact.h"
 #include "common/pg_prng.h"
 #include "executor/executor.h"
@@ -48,6 +49,7 @@
 #include "keeper_start.h"
 #include "measure.h"
 #include "planid.h"
+#include "plan_text.h"
 #include "utility.h"
 #include "waits.h"
 #include "qtext.h"
@@ -399,6 +401,34 @@ ng_ExecutorFinish(QueryDesc *queryDesc)
 	ng_finish_timed(queryDesc, ng_timer_find(queryDesc));
 }
 
+/*
+ * plan_text_log
+ *		Tests (debug_fault plan_text_log, plan_text_error; assertion builds):
+ *		the plan's text, or why there is none, and the time it took, at LOG.
+ */
+static pg_noinline void
+plan_text_log(QueryDesc *queryDesc)
+{
+	static const char *const why[] = {"made", "too large", "failed"};
+	NgPlanTextResult result;
+	int			len;
+	char	   *text;
+	instr_time	start;
+	instr_time	took;
+
+	INSTR_TIME_SET_CURRENT(start);
+	text = ng_plan_text_make(queryDesc, &len, &result);
+
+	INSTR_TIME_SET_CURRENT(took);
+	INSTR_TIME_SUBTRACT(took, start);
+	ereport(LOG,
+			(errmsg_internal("plan text %s (%d bytes, %.3f ms):\n%s", why[result],
+							 len, INSTR_TIME_GET_MILLISEC(took), text ? text : ""),
+			 errhidestmt(true)));
+	if (text)
+		pfree(text);
+}
+
 StaticAssertDecl(sizeof(NgSample) == 2 * sizeof(int) + 9 * sizeof(int64),
 				 "ng_ExecutorEnd sets every field of NgSample");
 
@@ -406,6 +436,10 @@ static void
 ng_ExecutorEnd(QueryDesc *queryDesc)
 {
 	NgExecTimer *t = ng_timer_find(queryDesc);
+
+	if (unlikely(NG_DEBUG_FAULT(NG_FAULT_PLAN_TEXT_LOG) ||
+				 NG_DEBUG_FAULT(NG_FAULT_PLAN_TEXT_ERROR)) && !IsParallelWorker())
+		plan_text_log(queryDesc);
 
 	/* a timer was begun with ng_shared set */
 	if (t && ng_enabled(ng_nesting_level))
