@@ -89,6 +89,10 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# the TAP tests' shared modules (t/lib/NgNode.pm ...): on prove's include
+# path whatever PROVE_FLAGS the command line gives (prove runs in srcdir)
+override PROVE_FLAGS += -I t/lib
+
 # ---- the drop-in: our library behind the extension named pg_stat_statements ----
 #
 #   make install-dropin     install it (see docs/compatibility.md)

@@ -11,16 +11,11 @@
 use strict;
 use warnings FATAL => 'all';
 
-use FindBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-BEGIN
-{
-	require "$FindBin::RealBin/030_contrib_common.pm";
-	ContribCommon->import;
-}
+use NgContrib;
 
 my $dropin_conf = dropin_conf();
 plan skip_all => 'the drop-in is not installed (make install-dropin)'

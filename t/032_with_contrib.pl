@@ -8,16 +8,11 @@
 use strict;
 use warnings FATAL => 'all';
 
-use FindBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-BEGIN
-{
-	require "$FindBin::RealBin/030_contrib_common.pm";
-	ContribCommon->import;
-}
+use NgContrib;
 
 my ($lib, $moved_to) = contrib_library();
 plan skip_all => "contrib's pg_stat_statements library is not installed"
