@@ -73,7 +73,7 @@ sub pgbench
 	return $1;
 }
 
-sub info { return sql("SELECT $_[0] FROM pg_stat_statements_ng_info"); }
+sub info { return ng_value($node, $_[0]); }
 
 # the identity every read must keep: sum(calls) + evicted_calls is every
 # execution

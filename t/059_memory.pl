@@ -58,8 +58,7 @@ sub wait_measured_gone
 sub info
 {
 	my ($col) = @_;
-	return $node->safe_psql('postgres',
-		"SELECT $col FROM pg_stat_statements_ng_info");
+	return ng_value($node, $col);
 }
 
 # ---- entries: one group per statement run once ----

@@ -50,10 +50,6 @@
 #     One value: SELECT column FROM from (default pg_stat_statements_ng_info)
 #     in database postgres, e.g. ng_value($node, 'dealloc').
 #
-# ng_repeat(node, sql, n, db)
-#     Runs sql n times, each time in a statement of its own, in one session
-#     (one psql script); returns nothing.
-#
 # ng_has_debug_fault(node)
 #     Whether the server has pg_stat_statements_ng.debug_fault (assertion
 #     builds only): the tests that inject faults skip without it.
@@ -67,7 +63,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 
 our @EXPORT = qw(
-  @NG_SMALL ng_init_node ng_start ng_node ng_tracked ng_value ng_repeat
+  @NG_SMALL ng_init_node ng_start ng_node ng_tracked ng_value
   ng_has_debug_fault
 );
 
@@ -145,14 +141,6 @@ sub ng_value
 	my ($node, $column, $from) = @_;
 	$from //= 'pg_stat_statements_ng_info';
 	return $node->safe_psql('postgres', "SELECT $column FROM $from");
-}
-
-sub ng_repeat
-{
-	my ($node, $sql, $n, $db) = @_;
-	$sql =~ s/;?\s*$/;\n/;
-	$node->safe_psql($db // 'postgres', $sql x $n);
-	return;
 }
 
 sub ng_has_debug_fault
