@@ -21,7 +21,7 @@ use NgNode;
 my $nstmts = 100;
 
 my $node = ng_node(
-	'read_masks',
+	'idle_session_counts',
 	max_connections => 300,
 	'pg_stat_statements_ng.max' => 5000,
 	'pg_stat_statements_ng.slots_per_backend' => 64);

@@ -28,7 +28,7 @@ plan skip_all =>
 # nothing else may need dynamic shared memory: no parallel query, and no
 # relation statistics (pgstat's own DSA area would need to grow too)
 my $node = ng_node(
-	'dsa_full',
+	'dev_shm_full',
 	'pg_stat_statements_ng.track_utility' => 'on',
 	max_parallel_workers_per_gather => 0,
 	max_parallel_maintenance_workers => 0,
