@@ -7,7 +7,7 @@
 # transaction, and caught in PL/pgSQL).
 #
 # Needs the drop-in (make install-dropin) and contrib's library, wherever
-# the drop-in left it (see 030_contrib_common.pm); skipped otherwise.
+# the drop-in left it (see t/lib/NgContrib.pm); skipped otherwise.
 use strict;
 use warnings FATAL => 'all';
 

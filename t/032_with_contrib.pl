@@ -3,7 +3,7 @@
 # stay contrib's.  In either order of shared_preload_libraries.
 #
 # Needs contrib's library, wherever the drop-in left it (on 15 to 17 it is
-# loaded from the drop-in's backup directory, see 030_contrib_common.pm);
+# loaded from the drop-in's backup directory, see t/lib/NgContrib.pm);
 # skipped where it is not installed.
 use strict;
 use warnings FATAL => 'all';
