@@ -80,7 +80,7 @@ DATA = pg_stat_statements_ng--1.0.sql pg_stat_statements_ng--1.1.sql pg_stat_sta
 	pg_stat_statements_ng--1.0--1.1.sql pg_stat_statements_ng--1.1--1.2.sql
 PGFILEDESC = "pg_stat_statements_ng - exact, lock-free statement statistics"
 
-REGRESS = counting normalize literals nesting planning reset privileges info failures collect percentiles rowform squash settings fingerprint
+REGRESS = counting normalize literals nesting planning reset privileges info failures collect percentiles long_texts squash settings fingerprint
 # the tests need the library preloaded: installcheck starts its own
 # temporary instance with it, rather than using a running server
 REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=$(srcdir)/pg_stat_statements_ng.conf --load-extension=pg_stat_statements_ng
@@ -96,6 +96,10 @@ PG_CFLAGS = -fvisibility=hidden -fno-plt
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# the TAP tests' shared modules (t/lib/NgNode.pm ...): on prove's include
+# path whatever PROVE_FLAGS the command line gives (prove runs in srcdir)
+override PROVE_FLAGS += -I t/lib
 
 # ---- the drop-in: our library behind the extension named pg_stat_statements ----
 #

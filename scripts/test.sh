@@ -76,13 +76,13 @@ run_major() {
 	# t/053 needs a /dev/shm of its own that it may fill: a small tmpfs in a
 	# private mount namespace (root only; elsewhere the file skipped above)
 	if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
-		log "PostgreSQL $major: t/053_dsa_full.pl with a private /dev/shm"
+		log "PostgreSQL $major: t/053_dev_shm_full.pl with a private /dev/shm"
 		# installcheck starts by removing tmp_check: keep the first run's logs
 		mv "$scratch/tmp_check" "$scratch/tmp_check.main" 2>/dev/null
 		unshare -m sh -c "mount -t tmpfs -o size=8m tmpfs /dev/shm &&
 			exec runuser -u postgres -- env PATH='$bindir:$PATH' PGSSNG_PRIVATE_SHM=1 \
 			make -C '$scratch' PG_CONFIG='$pgc' installcheck REGRESS= \
-			PROVE_TESTS=t/053_dsa_full.pl PROVE_FLAGS=--timer" >>"$scratch/test.log" 2>&1 || rc=1
+			PROVE_TESTS=t/053_dev_shm_full.pl PROVE_FLAGS=--timer" >>"$scratch/test.log" 2>&1 || rc=1
 		if [ -d "$scratch/tmp_check.main" ]; then
 			cp -a "$scratch/tmp_check/log/." "$scratch/tmp_check.main/log/" 2>/dev/null
 			rm -rf "$scratch/tmp_check"

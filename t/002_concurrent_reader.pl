@@ -22,22 +22,16 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
 
+use NgNode;
+
 my $nstmts = 50;
 my $clients = 16;
 my $per_client = 100;
 my $calls = $clients * $per_client;
 my $total_calls = $calls * $nstmts;
 
-my $node = PostgreSQL::Test::Cluster->new('reader');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'pg_stat_statements_ng'
-max_connections = 40
-});
-$node->start;
+my $node = ng_node('reader', max_connections => 40);
 
-$node->safe_psql('postgres', 'CREATE EXTENSION pg_stat_statements_ng');
 $node->safe_psql('postgres', 'CREATE DATABASE bench');
 my $bench_oid = $node->safe_psql('postgres',
 	"SELECT oid FROM pg_database WHERE datname = 'bench'");

@@ -15,20 +15,14 @@ use Test::More;
 use IPC::Run;
 use Time::HiRes qw(time);
 
+use NgNode;
+
 my $ntables = 600;
 my $clients = 4;
 my $duration = 15;    # seconds pgbench runs
 
-my $node = PostgreSQL::Test::Cluster->new('max_reload');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'pg_stat_statements_ng'
-pg_stat_statements_ng.max = 5000
-});
-$node->start;
+my $node = ng_node('max_reload', 'pg_stat_statements_ng.max' => 5000);
 
-$node->safe_psql('postgres', 'CREATE EXTENSION pg_stat_statements_ng');
 $node->safe_psql('postgres', 'CREATE DATABASE bench');
 my $bench_oid = $node->safe_psql('postgres',
 	"SELECT oid FROM pg_database WHERE datname = 'bench'");

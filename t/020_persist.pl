@@ -7,27 +7,25 @@ use strict;
 use warnings FATAL => 'all';
 
 use File::Copy;
-use FindBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
 
-BEGIN
-{
-	require "$FindBin::RealBin/020_persist_common.pm";
-	PersistCommon->import;
-}
+use NgNode;
+use NgPersist;
 
-my $node = new_ng_node(
-	'persist', q(
-pg_stat_statements_ng.max = 10000
-pg_stat_statements_ng.track = all
-pg_stat_statements_ng.track_planning = on
-track_io_timing = on
-restart_after_crash = on
-));
-ok(start_node($node), 'server starts');
+# the test's own reads are not tracked (its workload runs through ng_tracked)
+$ENV{PGOPTIONS} = '-c pg_stat_statements_ng.track=none';
+
+my $node = ng_init_node(
+	'persist', @NG_SMALL,
+	'pg_stat_statements_ng.max' => 10000,
+	'pg_stat_statements_ng.track' => 'all',
+	'pg_stat_statements_ng.track_planning' => 'on',
+	track_io_timing => 'on',
+	restart_after_crash => 'on');
+ok(ng_start($node), 'server starts');
 
 my $pgdata = $node->data_dir;
 my $stat = "$pgdata/$STAT_FILE";
@@ -83,7 +81,7 @@ ALTER SYSTEM SET pg_stat_statements_ng.admission = 'all'; SELECT pg_reload_conf(
 ok( $node->poll_query_until(
 		'evict', 'SHOW pg_stat_statements_ng.max', '100'),
 	'max lowered to 100');
-work_psql($node, 'evict',
+ng_tracked($node, 'evict',
 	join("\n", map { 'SELECT 1' . (' + 1' x $_) . ';' } 1 .. 300));
 ok( $node->poll_query_until(
 		'postgres',
@@ -110,9 +108,9 @@ for my $i (0 .. 999)
 	push @stmts, ("UPDATE t$i SET b = 'z' WHERE a = 4;") x 2 if $i % 11 == 0;
 	push @{ $work[ $i < 800 ? 0 : 1 ] }, @stmts;
 }
-work_psql($node, 'work', join("\n", @{ $work[0] }));
-work_psql($node, 'work', join("\n", @{ $work[1] }), 'alice');
-work_psql($node, 'work', 'SELECT nested(1); SELECT nested(2); SELECT nested(3);');
+ng_tracked($node, 'work', join("\n", @{ $work[0] }));
+ng_tracked($node, 'work', join("\n", @{ $work[1] }), 'alice');
+ng_tracked($node, 'work', 'SELECT nested(1); SELECT nested(2); SELECT nested(3);');
 # statements that fail (counted where the view has errors columns)
 {
 	local $ENV{PGOPTIONS} = '';
@@ -145,7 +143,7 @@ if ($cols =~ /\berrors\b/)
 # a collector's token, then a statement that changes after it
 my $token = $node->safe_psql('postgres',
 	'SELECT max(generation) FROM pg_stat_statements_ng_changed_since(0, false)');
-work_psql($node, 'work', 'SELECT count(*) FROM t3 WHERE a > 7;');
+ng_tracked($node, 'work', 'SELECT count(*) FROM t3 WHERE a > 7;');
 my $changed_sql = q(SELECT string_agg(query, ' | ' ORDER BY query)
 	FROM pg_stat_statements_ng_changed_since(%s, true)
 	WHERE query LIKE 'SELECT count(*) FROM t_ WHERE a > $1');
@@ -169,7 +167,7 @@ my $valid = read_bytes($stat);
 copy($stat, "$pgdata/../valid.stat") or die "copy: $!";
 
 $off = log_mark($node);
-ok(start_node($node), 'server restarts');
+ok(ng_start($node), 'server restarts');
 $node->wait_for_log(qr/pg_stat_statements_ng: restored statistics of \d+ statements/, $off);
 my ($nrestored) = log_since($node, $off)
   =~ /pg_stat_statements_ng: restored statistics of (\d+) statements/;
@@ -206,7 +204,7 @@ is($node->safe_psql('postgres', sprintf($changed_sql, $token)),
 	'changed_since with a token from before a clean restart: what changed after it, only');
 
 # the restored entries keep counting
-work_psql($node, 'work', 'SELECT count(*) FROM t0 WHERE a > 5;');
+ng_tracked($node, 'work', 'SELECT count(*) FROM t0 WHERE a > 5;');
 is( $node->safe_psql(
 		'postgres', q(SELECT calls FROM pg_stat_statements_ng
 		WHERE query = 'SELECT count(*) FROM t0 WHERE a > $1'
@@ -216,7 +214,7 @@ is( $node->safe_psql(
 # --- a restart with a smaller max: every execution stays counted, and the
 # most used entries are the ones kept ----------------------------------------
 
-work_psql($node, 'work', 'SELECT 42 AS hot;' x 50);
+ng_tracked($node, 'work', 'SELECT 42 AS hot;' x 50);
 my $conserved_sql = q(SELECT (SELECT sum(calls) FROM pg_stat_statements_ng) +
 	evicted_calls FROM pg_stat_statements_ng_info);
 my $untracked = sub {
@@ -228,7 +226,7 @@ $node->safe_psql('postgres',
 	'ALTER SYSTEM SET pg_stat_statements_ng.max = 100');
 $off = log_mark($node);
 $node->stop;
-ok(start_node($node), 'server restarts with max = 100');
+ok(ng_start($node), 'server restarts with max = 100');
 $node->wait_for_log(qr/pg_stat_statements_ng: restored statistics of \d+ statements/, $off);
 # bounded: the keeper evicts down to max right after the restore
 my $down = 0;
@@ -254,8 +252,8 @@ ok($node->poll_query_until('postgres', 'SHOW pg_stat_statements_ng.max', '10000'
 $node->safe_psql('postgres', 'ALTER SYSTEM SET pg_stat_statements_ng.save = off');
 $node->stop;
 unlink $stat;    # written by this stop, which still had save = on
-ok(start_node($node), 'server starts with save = off');
-work_psql($node, 'work', 'SELECT count(*) FROM t1 WHERE a > 5;');
+ok(ng_start($node), 'server starts with save = off');
+ng_tracked($node, 'work', 'SELECT count(*) FROM t1 WHERE a > 5;');
 cmp_ok($node->safe_psql('postgres', $count_sql), '>', 0, 'statements are tracked');
 $off = log_mark($node);
 $node->stop;
@@ -263,7 +261,7 @@ ok(!-e $stat, 'save = off: no file written at shutdown');
 ok(!-e $tmp, 'save = off: no temporary file');
 is(count_since($node, $off, qr/pg_stat_statements_ng/), 0,
 	'save = off: nothing logged at shutdown');
-ok(start_node($node), 'server restarts with save = off');
+ok(ng_start($node), 'server restarts with save = off');
 is($node->safe_psql('postgres', $count_sql), '0', 'save = off: empty after the restart');
 is(count_since($node, $off, qr/restored statistics/), 0, 'save = off: nothing restored');
 
@@ -273,7 +271,7 @@ is($node->safe_psql('postgres', 'SHOW pg_stat_statements_ng.save'), 'on', 'save 
 
 # --- immediate stop, with a stale valid file copied back -------------------
 
-work_psql($node, 'work', 'SELECT count(*) FROM t2 WHERE a > 5;');
+ng_tracked($node, 'work', 'SELECT count(*) FROM t2 WHERE a > 5;');
 cmp_ok($node->safe_psql('postgres', $count_sql), '>', 0, 'statements are tracked');
 $token = $node->safe_psql('postgres',
 	'SELECT max(generation) FROM pg_stat_statements_ng_changed_since(0, false)');
@@ -281,14 +279,14 @@ $node->stop('immediate');
 ok(!-e $stat, 'an immediate stop writes no file');
 write_bytes($stat, $valid);
 $off = log_mark($node);
-ok(start_node($node), 'server starts after an immediate stop');
+ok(ng_start($node), 'server starts after an immediate stop');
 $node->wait_for_log(
 	qr/pg_stat_statements_ng: statistics start empty after an unclean shutdown/, $off);
 ok(!-e $stat, 'the stale file is removed');
 is($node->safe_psql('postgres', $count_sql), '0', 'immediate stop: statistics start empty');
 is(count_since($node, $off, qr/statistics start empty after an unclean shutdown/),
 	1, 'immediate stop: the log says so once');
-work_psql($node, 'work', 'SELECT count(*) FROM t1 WHERE a > 5;');
+ng_tracked($node, 'work', 'SELECT count(*) FROM t1 WHERE a > 5;');
 is($node->safe_psql('postgres', sprintf($changed_sql, $token)),
 	'SELECT count(*) FROM t1 WHERE a > $1',
 	'changed_since with a token from before an unclean stop returns what ran since');
@@ -297,7 +295,7 @@ is(count_since($node, $off, qr/restored statistics|ignoring saved statistics/),
 
 # --- a crash (a process killed): same -------------------------------------
 
-work_psql($node, 'work', 'SELECT count(*) FROM t3 WHERE a > 5;');
+ng_tracked($node, 'work', 'SELECT count(*) FROM t3 WHERE a > 5;');
 write_bytes($stat, $valid);    # as if left behind
 $off = log_mark($node);
 my $victim = $node->safe_psql('postgres', q(
@@ -334,7 +332,7 @@ sub keeper_pid
 	return undef;
 }
 
-work_psql($node, 'work', 'SELECT count(*) FROM t4 WHERE a > 5;');
+ng_tracked($node, 'work', 'SELECT count(*) FROM t4 WHERE a > 5;');
 my $keeper = keeper_pid();
 ok(defined $keeper, 'the keeper runs');
 $off = log_mark($node);
@@ -354,7 +352,7 @@ for (my $waited = 0; $waited < 300; $waited++)
 ok($exited, 'the terminated keeper exits');
 ok(defined $second && $second != $keeper,
 	'a new keeper starts after the keeper was terminated');
-work_psql($node, 'work', 'SELECT count(*) FROM t4 WHERE a > 5;' x 2);
+ng_tracked($node, 'work', 'SELECT count(*) FROM t4 WHERE a > 5;' x 2);
 $off = log_mark($node);
 $node->restart;
 $node->wait_for_log(qr/pg_stat_statements_ng: restored statistics of \d+ statements/, $off);
@@ -368,7 +366,7 @@ ok(!-e $stat, 'no file left while running');
 
 # --- read-only pg_stat/ at shutdown -----------------------------------------
 
-work_psql($node, 'work', 'SELECT count(*) FROM t5 WHERE a > 5;');
+ng_tracked($node, 'work', 'SELECT count(*) FROM t5 WHERE a > 5;');
 chmod 0500, "$pgdata/pg_stat" or die "chmod: $!";
 SKIP:
 {
@@ -382,7 +380,7 @@ SKIP:
 	is(count_since($node, $off,
 		qr/LOG:  pg_stat_statements_ng: could not save statistics/),
 		1, 'read-only pg_stat/: one LOG line');
-	ok(start_node($node), 'server starts after that');
+	ok(ng_start($node), 'server starts after that');
 	is($node->safe_psql('postgres', $count_sql), '0', 'nothing was saved, nothing restored');
 }
 chmod 0700, "$pgdata/pg_stat";
@@ -397,7 +395,7 @@ SKIP:
 	# in the file, so that the keeper has it from its start
 	$node->append_conf('postgresql.conf', "pg_stat_statements_ng.debug_fault = 'dump_full'\n");
 	$node->restart;
-	work_psql($node, 'work', join("\n", map { "SELECT count(*) FROM t$_ WHERE a > 5;" } 0 .. 199));
+	ng_tracked($node, 'work', join("\n", map { "SELECT count(*) FROM t$_ WHERE a > 5;" } 0 .. 199));
 	$off = log_mark($node);
 	ok($node->stop('fast', fail_ok => 1), 'full disk: shutdown completes');
 	ok(!-e $tmp && !-l $tmp && !-e $stat, 'full disk: no file, no temporary file');
@@ -407,7 +405,7 @@ SKIP:
 	like($lines[0] // '', qr/No space left on device/, 'full disk: the line says why')
 	  or diag "line: " . ($lines[0] // '(none)');
 	$node->append_conf('postgresql.conf', "pg_stat_statements_ng.debug_fault = 'none'\n");
-	start_node($node);
+	ng_start($node);
 }
 
 $node->stop;

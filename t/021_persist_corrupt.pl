@@ -14,23 +14,22 @@ use strict;
 use warnings FATAL => 'all';
 
 use Cwd ();
-use FindBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use NgPersist;
 
-BEGIN
-{
-	require "$FindBin::RealBin/020_persist_common.pm";
-	PersistCommon->import;
-}
+use NgNode;
+
+# the test's own reads are not tracked (its workload runs through ng_tracked)
+$ENV{PGOPTIONS} = '-c pg_stat_statements_ng.track=none';
 
 my $quick = $ENV{PGSSNG_PERSIST_QUICK} ? 1 : 0;
 
 # fsync on for the one clean shutdown that writes the valid file, so that
 # the dump's fsync + rename path runs as in production; off afterwards
-my $node = new_ng_node('corrupt', "fsync = on\n");
-ok(start_node($node), 'server starts');
+my $node = ng_init_node('corrupt', @NG_SMALL, fsync => 'on');
+ok(ng_start($node), 'server starts');
 my $pgdata = $node->data_dir;
 
 # under scripts/asan-persist.sh: check that the server really runs with the
@@ -53,7 +52,7 @@ $node->safe_psql('postgres', 'CREATE TABLE t (a int)');
 # about 60 entries of a few hundred bytes each: the file is well over 8 kB,
 # so that the loader's buffer is a malloc block of its own (ASan sees its
 # end)
-work_psql(
+ng_tracked(
 	$node, 'postgres',
 	join("\n",
 		(map { "SELECT a FROM t WHERE a = 1" . (" OR a = $_" x $_) . ';' } 1 .. 30),
@@ -80,7 +79,7 @@ $node->append_conf('postgresql.conf', "fsync = off\n");
 
 # the valid file restores
 my $off = log_mark($node);
-ok(start_node($node), 'server restarts');
+ok(ng_start($node), 'server restarts');
 $node->wait_for_log(qr/pg_stat_statements_ng: restored statistics of \d+ statements/, $off);
 is($node->safe_psql('postgres',
 		'SELECT queryid, calls FROM pg_stat_statements_ng ORDER BY queryid'),
@@ -344,7 +343,7 @@ for my $case (@cases)
 	$node->stop;
 	write_bytes($stat, $bytes);
 	$off = log_mark($node);
-	my $started = start_node($node);
+	my $started = ng_start($node);
 	my @problems;
 	if (!$started)
 	{
@@ -386,7 +385,7 @@ note scalar(@cases) . ' cases: ' . scalar(@cuts) . ' truncations, ' . ($quick ? 
 $node->stop;
 write_bytes($stat, with_crc(patch(substr($body, 0, $X), 4, pack('L', 5))));
 $off = log_mark($node);
-ok(start_node($node), 'server starts with a format 5 file');
+ok(ng_start($node), 'server starts with a format 5 file');
 $node->wait_for_log(qr/pg_stat_statements_ng: restored statistics of $N statements/, $off);
 is($node->safe_psql('postgres',
 		'SELECT queryid, calls FROM pg_stat_statements_ng ORDER BY queryid'),
@@ -398,7 +397,7 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM pg_stat_statements_ng_erro
 $node->stop;
 write_bytes($stat, $valid);
 $off = log_mark($node);
-ok(start_node($node), 'server starts');
+ok(ng_start($node), 'server starts');
 $node->wait_for_log(qr/pg_stat_statements_ng: restored statistics of $N statements/, $off);
 is($node->safe_psql('postgres',
 		'SELECT queryid, calls FROM pg_stat_statements_ng ORDER BY queryid'),

@@ -4,24 +4,24 @@
 use strict;
 use warnings FATAL => 'all';
 
-use FindBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use NgPersist;
 
-BEGIN
-{
-	require "$FindBin::RealBin/020_persist_common.pm";
-	PersistCommon->import;
-}
+use NgNode;
 
-my $primary = new_ng_node('primary', '', allows_streaming => 1);
-ok(start_node($primary), 'primary starts');
+# the test's own reads are not tracked (its workload runs through ng_tracked)
+$ENV{PGOPTIONS} = '-c pg_stat_statements_ng.track=none';
+
+my $primary =
+  ng_init_node('primary', @NG_SMALL, -init => { allows_streaming => 1 });
+ok(ng_start($primary), 'primary starts');
 $primary->safe_psql('postgres', q(
 CREATE EXTENSION pg_stat_statements_ng;
 CREATE TABLE t AS SELECT g AS a FROM generate_series(1, 100) g;
 ));
-work_psql($primary, 'postgres', 'SELECT count(*) FROM t WHERE a <= 10;');
+ng_tracked($primary, 'postgres', 'SELECT count(*) FROM t WHERE a <= 10;');
 
 # a clean restart: the file is written, then restored and removed, so the
 # running primary has none
@@ -38,7 +38,7 @@ is(join(',', glob("$backup/pg_stat/pg_stat_statements_ng*")), '',
 
 my $standby = PostgreSQL::Test::Cluster->new('standby');
 $standby->init_from_backup($primary, 'b', has_streaming => 1);
-ok(start_node($standby), 'standby starts');
+ok(ng_start($standby), 'standby starts');
 is($standby->safe_psql('postgres', 'SELECT pg_is_in_recovery()'), 't', 'it is a standby');
 
 # the primary's statistics stay on the primary
@@ -47,9 +47,9 @@ is( $standby->safe_psql('postgres',
 	'0', 'the standby starts without the primary\'s statistics');
 
 # read-only statements on the standby, from several sessions
-work_psql($standby, 'postgres', 'SELECT count(*) FROM t WHERE a > 50;' x 4);
-work_psql($standby, 'postgres', 'SELECT count(*) FROM t WHERE a > 50;' x 3);
-work_psql($standby, 'postgres', 'SELECT a FROM t WHERE a < 6 ORDER BY a;' x 2);
+ng_tracked($standby, 'postgres', 'SELECT count(*) FROM t WHERE a > 50;' x 4);
+ng_tracked($standby, 'postgres', 'SELECT count(*) FROM t WHERE a > 50;' x 3);
+ng_tracked($standby, 'postgres', 'SELECT a FROM t WHERE a < 6 ORDER BY a;' x 2);
 {
 	local $ENV{PGOPTIONS} = '';    # tracked, like work_psql
 	my ($ret, $out, $err) = $standby->psql('postgres', 'INSERT INTO t VALUES (1)');
@@ -82,7 +82,7 @@ is($standby->safe_psql('postgres', 'SELECT pg_is_in_recovery()'), 't', 'still a 
 # streaming still works: a row written on the primary is read on the standby
 $primary->safe_psql('postgres', 'INSERT INTO t VALUES (1000)');
 $primary->wait_for_catchup($standby);
-work_psql($standby, 'postgres', 'SELECT count(*) FROM t WHERE a > 50;');
+ng_tracked($standby, 'postgres', 'SELECT count(*) FROM t WHERE a > 50;');
 is( $standby->safe_psql('postgres',
 		q(SELECT calls || '|' || rows FROM pg_stat_statements_ng
 		  WHERE query = 'SELECT count(*) FROM t WHERE a > $1')),

@@ -7,42 +7,29 @@
 use strict;
 use warnings FATAL => 'all';
 
-use FindBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use NgPersist;
+use NgContrib;
 
-BEGIN
-{
-	require "$FindBin::RealBin/020_persist_common.pm";
-	PersistCommon->import;
-}
+use NgNode;
 
-my ($stdout, $stderr);
-IPC::Run::run([ 'pg_config', '--sharedir' ], '>', \$stdout);
-chomp(my $share = $stdout);
-my $own_dir = "$share/pg_stat_statements_ng_dropin";
-my $conf = '';
-if (-f "$own_dir/extension/pg_stat_statements.control")
-{
-	$conf = "extension_control_path = '$own_dir:\$system'\n"
-	  . "dynamic_library_path = '$own_dir/lib:\$libdir'\n";
-}
-else
-{
-	my $control = "$share/extension/pg_stat_statements.control";
-	plan skip_all => 'the drop-in is not installed'
-	  unless -f $control && slurp_file($control) =~ /pg_stat_statements_ng/;
-}
+my $conf = dropin_conf();
+plan skip_all => 'the drop-in is not installed' unless defined $conf;
 
-my $node = new_ng_node('dropin', $conf . "pg_stat_statements_ng.track = all\n");
-ok(start_node($node), 'server starts');
+# the test's own reads are not tracked (its workload runs through ng_tracked)
+$ENV{PGOPTIONS} = '-c pg_stat_statements_ng.track=none';
+
+my $node = ng_init_node('dropin', @NG_SMALL, -conf => $conf,
+	'pg_stat_statements_ng.track' => 'all');
+ok(ng_start($node), 'server starts');
 $node->safe_psql('postgres', q(
 CREATE EXTENSION pg_stat_statements_ng;
 CREATE EXTENSION pg_stat_statements;
 CREATE TABLE d (a int, b text);
 ));
-work_psql(
+ng_tracked(
 	$node, 'postgres',
 	join("\n",
 		(map { "INSERT INTO d SELECT g, 'v' FROM generate_series(1, $_) g;" } 1 .. 5),

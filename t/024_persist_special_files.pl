@@ -14,24 +14,23 @@
 use strict;
 use warnings FATAL => 'all';
 
-use FindBin;
 use POSIX ();
 use Time::HiRes ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use NgPersist;
 
-BEGIN
-{
-	require "$FindBin::RealBin/020_persist_common.pm";
-	PersistCommon->import;
-}
+use NgNode;
 
 # a stop that does not finish fails the test instead of waiting minutes
 $ENV{PGCTLTIMEOUT} = 60;
 
-my $node = new_ng_node('special_files');
-ok(start_node($node), 'server starts');
+# the test's own reads are not tracked (its workload runs through ng_tracked)
+$ENV{PGOPTIONS} = '-c pg_stat_statements_ng.track=none';
+
+my $node = ng_init_node('special_files', @NG_SMALL);
+ok(ng_start($node), 'server starts');
 $node->safe_psql('postgres', 'CREATE EXTENSION pg_stat_statements_ng');
 $node->stop;
 my $stat = $node->data_dir . "/$STAT_FILE";
@@ -66,7 +65,7 @@ sub run_case
 {
 	my ($name, $reason, $unblock) = @_;
 	my $off = log_mark($node);
-	ok(start_node($node), "$name: server starts");
+	ok(ng_start($node), "$name: server starts");
 	my $deadline = Time::HiRes::time() + 60;
 	my @lines;
 	while (Time::HiRes::time() < $deadline)
@@ -148,8 +147,8 @@ sub save_case
 {
 	my ($name, $path, $make, $unblock) = @_;
 	unlink($stat);
-	ok(start_node($node), "$name: server starts");
-	work_psql($node, 'postgres', 'SELECT 1 AS saved_statement');
+	ok(ng_start($node), "$name: server starts");
+	ng_tracked($node, 'postgres', 'SELECT 1 AS saved_statement');
 	$make->();
 	my $off = log_mark($node);
 	my $stopped = $node->stop('fast', fail_ok => 1);
@@ -170,7 +169,7 @@ sub save_case
 	ok(!-e $tmp && !-l $tmp, "$name: no temporary file is left");
 	return unless $saved;
 	$off = log_mark($node);
-	ok(start_node($node), "$name: server restarts");
+	ok(ng_start($node), "$name: server restarts");
 	$node->wait_for_log(qr/pg_stat_statements_ng: restored statistics of \d+ statements/, $off);
 	is($node->safe_psql('postgres',
 			"SELECT calls FROM pg_stat_statements_ng WHERE query = 'SELECT \$1 AS saved_statement'"),

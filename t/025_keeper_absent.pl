@@ -14,17 +14,13 @@
 use strict;
 use warnings FATAL => 'all';
 
-use FindBin;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use NgPersist;
 
-BEGIN
-{
-	require "$FindBin::RealBin/020_persist_common.pm";
-	PersistCommon->import;
-}
+use NgNode;
 
 # pg_prewarm is contrib's: a server without it cannot run this test
 my $pkglibdir;
@@ -33,13 +29,15 @@ chomp $pkglibdir;
 plan skip_all => "pg_prewarm is not installed in $pkglibdir"
   unless -f "$pkglibdir/pg_prewarm.so";
 
-my $node = new_ng_node(
-	'keeper_absent', q(
-shared_preload_libraries = 'pg_prewarm, pg_stat_statements_ng'
-pg_prewarm.autoprewarm_interval = 0
+# the test's own reads are not tracked (its workload runs through ng_tracked)
+$ENV{PGOPTIONS} = '-c pg_stat_statements_ng.track=none';
+
 # the WARNING is what is tested (LOG lines are logged too)
-log_min_messages = warning
-));
+my $node = ng_init_node(
+	'keeper_absent', @NG_SMALL,
+	-preload => 'pg_prewarm, pg_stat_statements_ng',
+	'pg_prewarm.autoprewarm_interval' => 0,
+	log_min_messages => 'warning');
 my $stat = $node->data_dir . "/$STAT_FILE";
 my $warning_re = qr/WARNING:  pg_stat_statements_ng: its keeper worker could not be registered: no background worker slot is free/;
 
@@ -49,7 +47,7 @@ my $warning_re = qr/WARNING:  pg_stat_statements_ng: its keeper worker could not
 sub start_run
 {
 	unlink($node->data_dir . '/autoprewarm.blocks');
-	return start_node($node);
+	return ng_start($node);
 }
 
 # a child of the postmaster whose command line matches re: its pid, or undef
@@ -84,14 +82,14 @@ sub calls_of
 # second runs this backend's maintenance
 sub maintain
 {
-	work_psql($node, 'postgres', "SELECT 1;\nSELECT pg_sleep(1.2);\nSELECT 1;");
+	ng_tracked($node, 'postgres', "SELECT 1;\nSELECT pg_sleep(1.2);\nSELECT 1;");
 	return;
 }
 
 # --- run 1: the keeper runs and saves ---------------------------------------
 ok(start_run(), 'run 1: server starts');
 $node->safe_psql('postgres', 'CREATE EXTENSION pg_stat_statements_ng');
-work_psql($node, 'postgres', 'SELECT current_database()');
+ng_tracked($node, 'postgres', 'SELECT current_database()');
 is(info('keeper_start_failures'), '0', 'run 1: the keeper started');
 $node->stop;
 ok(-f $stat, 'run 1: statistics saved');
@@ -109,10 +107,10 @@ is(child_pid(qr/pg_stat_statements_ng keeper/), undef, 'run 2: no keeper runs');
 
 # a full reset: whatever run 1 saved is older than what follows
 $node->safe_psql('postgres', 'SELECT pg_stat_statements_ng_reset()');
-work_psql($node, 'postgres', 'SELECT version()');
+ng_tracked($node, 'postgres', 'SELECT version()');
 
 # 150 statements with texts (about 23 kB), then max 100 and 8 kB of text
-work_psql($node, 'postgres',
+ng_tracked($node, 'postgres',
 	join("\n", map { 'SELECT ' . join(', ', ('1') x $_) . ';' } 1 .. 150));
 cmp_ok(info('entries'), '>', 150, 'run 2: over 150 entries');
 cmp_ok(info('query_text_memory_used'), '>', 16384, 'run 2: over 16 kB of texts');
@@ -154,7 +152,7 @@ $log = log_since($node, $off);
 is(scalar(() = $log =~ /LOG:  pg_stat_statements_ng: registered its keeper worker, a background worker slot being free/g),
 	1, 'run 3: one line says so');
 is(info('keeper_start_failures'), '1', 'run 3: the absence is counted once');
-work_psql($node, 'postgres', 'SELECT pg_backend_pid()');
+ng_tracked($node, 'postgres', 'SELECT pg_backend_pid()');
 $off = log_mark($node);
 $node->stop;
 ok(-f $stat, 'run 3: the keeper saved the statistics');

@@ -7,20 +7,15 @@
 # transaction, and caught in PL/pgSQL).
 #
 # Needs the drop-in (make install-dropin) and contrib's library, wherever
-# the drop-in left it (see 030_contrib_common.pm); skipped otherwise.
+# the drop-in left it (see t/lib/NgContrib.pm); skipped otherwise.
 use strict;
 use warnings FATAL => 'all';
 
-use FindBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-BEGIN
-{
-	require "$FindBin::RealBin/030_contrib_common.pm";
-	ContribCommon->import;
-}
+use NgContrib;
 
 my $dropin_conf = dropin_conf();
 plan skip_all => 'the drop-in is not installed (make install-dropin)'

@@ -3,21 +3,16 @@
 # stay contrib's.  In either order of shared_preload_libraries.
 #
 # Needs contrib's library, wherever the drop-in left it (on 15 to 17 it is
-# loaded from the drop-in's backup directory, see 030_contrib_common.pm);
+# loaded from the drop-in's backup directory, see t/lib/NgContrib.pm);
 # skipped where it is not installed.
 use strict;
 use warnings FATAL => 'all';
 
-use FindBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-BEGIN
-{
-	require "$FindBin::RealBin/030_contrib_common.pm";
-	ContribCommon->import;
-}
+use NgContrib;
 
 my ($lib, $moved_to) = contrib_library();
 plan skip_all => "contrib's pg_stat_statements library is not installed"

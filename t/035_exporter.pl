@@ -14,16 +14,11 @@ use warnings FATAL => 'all';
 
 use File::Basename;
 use HTTP::Tiny;
-use FindBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-BEGIN
-{
-	require "$FindBin::RealBin/030_contrib_common.pm";
-	ContribCommon->import;
-}
+use NgContrib;
 use Time::HiRes qw(usleep);
 
 my $exporter = '/usr/bin/prometheus-postgres-exporter';

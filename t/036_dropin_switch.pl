@@ -15,16 +15,12 @@
 use strict;
 use warnings FATAL => 'all';
 
-use FindBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-BEGIN
-{
-	require "$FindBin::RealBin/030_contrib_common.pm";
-	ContribCommon->import;
-}
+use NgContrib;
+use NgNode;
 
 my $paths = dropin_conf();
 plan skip_all => 'the drop-in is not installed (make install-dropin)'
@@ -36,17 +32,13 @@ plan skip_all => "contrib's pg_stat_statements library is not installed"
 $lib = pg_config_value('pkglibdir') . '/pg_stat_statements.so'
   if $lib eq 'pg_stat_statements';
 
-my $node = PostgreSQL::Test::Cluster->new('switch');
+# the library named by use_contrib or use_dropin
+my $node = ng_init_node(
+	'switch', @NG_SMALL,
+	-preload => '',
+	-conf => $paths,
+	'pg_stat_statements.track_utility' => 'on');
 my $major = $node->pg_version->major;
-$node->init;
-$node->append_conf(
-	'postgresql.conf', $paths . qq(
-shared_buffers = 1MB
-max_connections = 20
-autovacuum = off
-log_min_messages = log
-pg_stat_statements.track_utility = on
-));
 my $pgss_file = $node->data_dir . '/pg_stat/pg_stat_statements.stat';
 my $ng_file = $node->data_dir . '/pg_stat/pg_stat_statements_ng.stat';
 

@@ -14,27 +14,23 @@
 use strict;
 use warnings FATAL => 'all';
 
-use FindBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-BEGIN
-{
-	require "$FindBin::RealBin/030_contrib_common.pm";
-	ContribCommon->import;
-}
+use NgContrib;
+use NgNode;
 
 my $paths = dropin_conf();
 plan skip_all => 'the drop-in is not installed (make install-dropin)'
   unless defined $paths;
 
 # -- not preloaded: the messages name pg_stat_statements
-my $node = PostgreSQL::Test::Cluster->new('signals');
-$node->init;
-$node->append_conf('postgresql.conf', $paths);
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION pg_stat_statements');
+my $node = ng_node(
+	'signals',
+	-preload => '',
+	-conf => $paths,
+	-extension => 'pg_stat_statements');
 foreach my $call (
 	'SELECT * FROM pg_stat_statements',
 	'SELECT * FROM pg_stat_statements(false)',
@@ -77,12 +73,7 @@ is( $node->safe_psql(
 
 # the workload's session is counted; the test's own reads are not
 $ENV{PGOPTIONS} = '-c pg_stat_statements.track=none';
-sub work
-{
-	my ($sql) = @_;
-	local $ENV{PGOPTIONS} = '';
-	return $node->safe_psql('postgres', $sql);
-}
+sub work { return ng_tracked($node, 'postgres', $_[0]); }
 
 $node->safe_psql('postgres', 'SELECT pg_stat_statements_reset()');
 # 100 statements fill the table (max = 100); 30 more, each run once, are

@@ -14,33 +14,26 @@
 use strict;
 use warnings FATAL => 'all';
 
-use FindBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-BEGIN
-{
-	require "$FindBin::RealBin/030_contrib_common.pm";
-	ContribCommon->import;
-}
+use NgContrib;
+use NgNode;
 
 my $paths = dropin_conf();
 plan skip_all => 'the drop-in is not installed (make install-dropin)'
   unless defined $paths;
 
-my $node = PostgreSQL::Test::Cluster->new('contrib_file');
+my $node = ng_node(
+	'contrib_file',
+	-preload => 'pg_stat_statements',
+	-conf => $paths,
+	shared_buffers => '1MB',
+	max_connections => 20,
+	autovacuum => 'off',
+	-extension => 'pg_stat_statements');
 my $major = $node->pg_version->major;
-$node->init;
-$node->append_conf(
-	'postgresql.conf', $paths . q(
-shared_preload_libraries = 'pg_stat_statements'
-shared_buffers = 1MB
-max_connections = 20
-autovacuum = off
-));
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION pg_stat_statements');
 my $dbid = $node->safe_psql('postgres',
 	"SELECT oid FROM pg_database WHERE datname = 'postgres'");
 my $userid = $node->safe_psql('postgres',

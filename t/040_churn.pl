@@ -17,20 +17,17 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use File::Temp qw(tempdir);
 
-my $node = PostgreSQL::Test::Cluster->new('churn');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'pg_stat_statements_ng'
-max_connections = 30
-autovacuum = off
-pg_stat_statements_ng.max = 5000
-});
-$node->start;
+use NgNode;
 
+# the test's own SQL is not tracked
 $ENV{PGOPTIONS} = '-c pg_stat_statements_ng.track=none';
+my $node = ng_node(
+	'churn',
+	max_connections => 30,
+	autovacuum => 'off',
+	'pg_stat_statements_ng.max' => 5000);
 sub sql { return $node->safe_psql('postgres', $_[0]); }
 
-sql('CREATE EXTENSION pg_stat_statements_ng');
 my $dir = tempdir(CLEANUP => 1);
 
 sub set_conf
@@ -76,7 +73,7 @@ sub pgbench
 	return $1;
 }
 
-sub info { return sql("SELECT $_[0] FROM pg_stat_statements_ng_info"); }
+sub info { return ng_value($node, $_[0]); }
 
 # the identity every read must keep: sum(calls) + evicted_calls is every
 # execution

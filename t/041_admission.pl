@@ -19,17 +19,15 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('admission');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'pg_stat_statements_ng'
-autovacuum = off
-pg_stat_statements_ng.max = 100
-pg_stat_statements_ng.track_utility = off
-});
-$node->start;
+use NgNode;
 
 $ENV{PGOPTIONS} = '-c pg_stat_statements_ng.track=none';
+my $node = ng_node(
+	'admission',
+	autovacuum => 'off',
+	'pg_stat_statements_ng.max' => 100,
+	'pg_stat_statements_ng.track_utility' => 'off');
+
 sub sql { return $node->safe_psql('postgres', $_[0]); }
 
 # run statements tracked, in a backend of their own, and wait until it has
@@ -38,8 +36,7 @@ sub workload
 {
 	my ($statements) = @_;
 	{
-		local $ENV{PGOPTIONS} = '';
-		$node->safe_psql('postgres', $statements);
+		ng_tracked($node, 'postgres', $statements);
 	}
 	$node->poll_query_until('postgres',
 		q{SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'client backend'})
@@ -47,7 +44,6 @@ sub workload
 }
 
 sql(q{
-CREATE EXTENSION pg_stat_statements_ng;
 DO $$
 BEGIN
   FOR i IN 1 .. 5 LOOP EXECUTE format('CREATE TABLE h%s (a int)', i); END LOOP;

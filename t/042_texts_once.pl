@@ -24,24 +24,20 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use NgNode;
+
 my $minutes = 1440;
 my $hot = 10;
 my $pool = 3000;
 my $per_minute = 10;
 
-my $node = PostgreSQL::Test::Cluster->new('texts_once');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'pg_stat_statements_ng'
-autovacuum = off
-pg_stat_statements_ng.max = 200
-pg_stat_statements_ng.admission = all
-pg_stat_statements_ng.track_utility = off
-});
-$node->start;
-
 $ENV{PGOPTIONS} = '-c pg_stat_statements_ng.track=none';
-$node->safe_psql('postgres', 'CREATE EXTENSION pg_stat_statements_ng');
+my $node = ng_node(
+	'texts_once',
+	autovacuum => 'off',
+	'pg_stat_statements_ng.max' => 200,
+	'pg_stat_statements_ng.admission' => 'all',
+	'pg_stat_statements_ng.track_utility' => 'off');
 $node->safe_psql('postgres',
 	'CREATE TABLE w (' . join(', ', map { "c$_ int" } 0 .. 99) . ')');
 

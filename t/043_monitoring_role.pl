@@ -19,17 +19,15 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('monitoring');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'pg_stat_statements_ng'
-autovacuum = off
-pg_stat_statements_ng.wait_sample_interval = 10ms
-pg_stat_statements_ng.history_interval = 3600
-pg_stat_statements_ng.track_utility = off
-pg_stat_statements_ng.track = none
-});
-$node->start;
+use NgNode;
+
+my $node = ng_node(
+	'monitoring',
+	autovacuum => 'off',
+	'pg_stat_statements_ng.wait_sample_interval' => '10ms',
+	'pg_stat_statements_ng.history_interval' => 3600,
+	'pg_stat_statements_ng.track_utility' => 'off',
+	'pg_stat_statements_ng.track' => 'none');
 
 
 sub as
@@ -62,8 +60,7 @@ my @views = qw(pg_stat_statements_ng pg_stat_statements_ng_info
   pg_stat_statements_ng_waits pg_stat_statements_ng_history
   pg_stat_statements_ng_history_waits);
 $node->safe_psql('postgres',
-	"CREATE EXTENSION pg_stat_statements_ng;\n"
-	  . join('',
+	join('',
 		map { "REVOKE ALL ON FUNCTION $_ FROM PUBLIC;\n" } @functions)
 	  . join('', map { "REVOKE ALL ON $_ FROM PUBLIC;\n" } @views)
 	  . "CREATE ROLE app LOGIN; CREATE ROLE nobody LOGIN;\n"

@@ -8,14 +8,9 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('sampling');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'pg_stat_statements_ng'
-pg_stat_statements_ng.sample_rate = 0.1
-});
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION pg_stat_statements_ng');
+use NgNode;
+
+my $node = ng_node('sampling', 'pg_stat_statements_ng.sample_rate' => '0.1');
 $node->safe_psql('postgres', 'SELECT pg_stat_statements_ng_reset()');
 
 my $script = $node->basedir . '/sampled.sql';

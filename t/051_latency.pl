@@ -16,14 +16,9 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('latency');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'pg_stat_statements_ng'
-pg_stat_statements_ng.track = 'all'
-});
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION pg_stat_statements_ng');
+use NgNode;
+
+my $node = ng_node('latency', 'pg_stat_statements_ng.track' => 'all');
 
 my $bound = sqrt(1.1) - 1;
 

@@ -8,15 +8,10 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('failures');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'pg_stat_statements_ng'
-pg_stat_statements_ng.track = 'all'
-});
-$node->start;
+use NgNode;
+
+my $node = ng_node('failures', 'pg_stat_statements_ng.track' => 'all');
 $node->safe_psql('postgres', q{
-CREATE EXTENSION pg_stat_statements_ng;
 CREATE TABLE f (a int PRIMARY KEY);
 INSERT INTO f VALUES (1);
 CREATE FUNCTION try_insert(v int) RETURNS void LANGUAGE plpgsql AS $$

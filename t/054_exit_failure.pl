@@ -15,17 +15,12 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('exit_failure');
-$node->init;
+use NgNode;
+
 # few connection slots: a freed PGPROC goes to the tail of the free list, so
 # at most max_connections sessions later one of them gets it again
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'pg_stat_statements_ng'
-max_connections = 5
-});
-$node->start;
+my $node = ng_node('exit_failure', max_connections => 5);
 $node->safe_psql('postgres', q{
-CREATE EXTENSION pg_stat_statements_ng;
 CREATE TABLE exit_t (a int);
 });
 

@@ -20,16 +20,11 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time usleep);
 
-my $node = PostgreSQL::Test::Cluster->new('count_faults');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'pg_stat_statements_ng'
-pg_stat_statements_ng.track = 'top'
-});
-$node->start;
+use NgNode;
 
-if ($node->safe_psql('postgres',
-		"SELECT current_setting('pg_stat_statements_ng.debug_fault', true) IS NULL") eq 't')
+my $node = ng_node('count_faults', 'pg_stat_statements_ng.track' => 'top');
+
+if (!ng_has_debug_fault($node))
 {
 	$node->stop;
 	plan skip_all => 'pg_stat_statements_ng.debug_fault exists only in assertion builds';
@@ -38,7 +33,6 @@ if ($node->safe_psql('postgres',
 # the test's own sessions (the bootstrap superuser) are not tracked; every
 # counted statement runs under one of the roles rNNN
 $node->safe_psql('postgres', q{
-CREATE EXTENSION pg_stat_statements_ng;
 ALTER ROLE CURRENT_USER SET pg_stat_statements_ng.track = 'none';
 CREATE ROLE r113 SUPERUSER LOGIN;
 CREATE ROLE r114 SUPERUSER LOGIN;
@@ -65,7 +59,7 @@ sub stall_off { unlink($stall) or die "$stall: $!"; }
 
 sub sql { return $node->safe_psql('postgres', $_[0]); }
 
-sub info { return sql("SELECT $_[0] FROM pg_stat_statements_ng_info"); }
+sub info { return ng_value($node, $_[0]); }
 
 sub as_role
 {

@@ -16,21 +16,18 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use NgNode;
+
 my $clients = 12;
 my $xacts = 250;
 my $ntables = 1000;
 
-my $node = PostgreSQL::Test::Cluster->new('count_conservation');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'pg_stat_statements_ng'
-pg_stat_statements_ng.track = 'top'
-pg_stat_statements_ng.max = 20000
-max_connections = 40
-});
-$node->start;
+my $node = ng_node(
+	'count_conservation',
+	'pg_stat_statements_ng.track' => 'top',
+	'pg_stat_statements_ng.max' => 20000,
+	max_connections => 40);
 $node->safe_psql('postgres', qq{
-CREATE EXTENSION pg_stat_statements_ng;
 ALTER ROLE CURRENT_USER SET pg_stat_statements_ng.track = 'none';
 CREATE ROLE bench LOGIN;
 DO \$\$

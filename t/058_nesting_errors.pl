@@ -10,15 +10,10 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('nesting_errors');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'pg_stat_statements_ng'
-pg_stat_statements_ng.track = 'all'
-});
-$node->start;
+use NgNode;
+
+my $node = ng_node('nesting_errors', 'pg_stat_statements_ng.track' => 'all');
 $node->safe_psql('postgres', q{
-CREATE EXTENSION pg_stat_statements_ng;
 CREATE FUNCTION caught() RETURNS int LANGUAGE plpgsql AS $$
 BEGIN
   BEGIN

@@ -25,25 +25,23 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use NgNode;
+
 my $entry_bytes = 640;
 my $group_bytes = 144;
 my $area_64 = 32384;
 my $area_16 = 8192;
 my $area_8 = 4096;
 
-my $node = PostgreSQL::Test::Cluster->new('memory');
 # walsenders at their default number (10), for the figures at the defaults
 # and for a walsender running SQL
-$node->init(allows_streaming => 1);
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'pg_stat_statements_ng'
-pg_stat_statements_ng.track_planning = off
-max_connections = 20
-});
-$node->start;
+my $node = ng_node(
+	'memory',
+	-init => { allows_streaming => 1 },
+	'pg_stat_statements_ng.track_planning' => 'off',
+	max_connections => 20);
 # the test's own reads are not tracked: only role measured's statements
 $node->safe_psql('postgres', q{
-CREATE EXTENSION pg_stat_statements_ng;
 ALTER ROLE CURRENT_USER SET pg_stat_statements_ng.track = 'none';
 CREATE ROLE measured LOGIN;
 });
@@ -60,8 +58,7 @@ sub wait_measured_gone
 sub info
 {
 	my ($col) = @_;
-	return $node->safe_psql('postgres',
-		"SELECT $col FROM pg_stat_statements_ng_info");
+	return ng_value($node, $col);
 }
 
 # ---- entries: one group per statement run once ----

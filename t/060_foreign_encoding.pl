@@ -9,38 +9,23 @@
 use strict;
 use warnings FATAL => 'all';
 
-use FindBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use NgPersist;
+use NgContrib;
 
-BEGIN
-{
-	require "$FindBin::RealBin/020_persist_common.pm";
-	PersistCommon->import;
-}
+use NgNode;
 
-# the drop-in, where installed (as t/023_persist_dropin.pl finds it)
-my ($stdout, $stderr);
-IPC::Run::run([ 'pg_config', '--sharedir' ], '>', \$stdout);
-chomp(my $share = $stdout);
-my $own_dir = "$share/pg_stat_statements_ng_dropin";
-my $conf = '';
-my $dropin = 0;
-if (-f "$own_dir/extension/pg_stat_statements.control")
-{
-	$conf = "extension_control_path = '$own_dir:\$system'\n"
-	  . "dynamic_library_path = '$own_dir/lib:\$libdir'\n";
-	$dropin = 1;
-}
-else
-{
-	my $control = "$share/extension/pg_stat_statements.control";
-	$dropin = (-f $control && slurp_file($control) =~ /pg_stat_statements_ng/);
-}
+# the drop-in, where installed
+my $conf = dropin_conf();
+my $dropin = defined $conf;
 
-my $node = new_ng_node('foreign_encoding', $conf);
-ok(start_node($node), 'server starts');
+# the test's own reads are not tracked (its workload runs through ng_tracked)
+$ENV{PGOPTIONS} = '-c pg_stat_statements_ng.track=none';
+
+my $node = ng_init_node('foreign_encoding', @NG_SMALL, -conf => $conf // '');
+ok(ng_start($node), 'server starts');
 
 my %dbs = (ascii_db => 'SQL_ASCII', utf8_db => 'UTF8', latin1_db => 'LATIN1');
 for my $db (sort keys %dbs)
@@ -53,8 +38,8 @@ for my $db (sort keys %dbs)
 
 # psql's client encoding is the database's (no terminal): the bytes below
 # reach the server as they are
-work_psql($node, 'ascii_db', qq{SELECT 1 AS "col\xe9\xff";});
-work_psql($node, 'utf8_db',
+ng_tracked($node, 'ascii_db', qq{SELECT 1 AS "col\xe9\xff";});
+ng_tracked($node, 'utf8_db',
 	qq{SELECT 2 AS "\xe4\xb8\xad\xe6\x96\x87"; SELECT 3, 4 AS "caf\xc3\xa9";});
 my $nrows = 3;
 

@@ -12,19 +12,18 @@
 use strict;
 use warnings FATAL => 'all';
 
-use FindBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use NgPersist;
 
-BEGIN
-{
-	require "$FindBin::RealBin/020_persist_common.pm";
-	PersistCommon->import;
-}
+use NgNode;
 
-my $node = new_ng_node('utility_literals', "max_connections = 10\n");
-ok(start_node($node), 'server starts');
+# the test's own reads are not tracked (its workload runs through ng_tracked)
+$ENV{PGOPTIONS} = '-c pg_stat_statements_ng.track=none';
+
+my $node = ng_init_node('utility_literals', @NG_SMALL, max_connections => 10);
+ok(ng_start($node), 'server starts');
 $node->safe_psql('postgres', 'CREATE EXTENSION pg_stat_statements_ng');
 my $major = int($node->safe_psql('postgres', 'SHOW server_version_num') / 100);
 
@@ -65,7 +64,7 @@ my @cases = (
 
 # a session that is tracked runs them all; one failing statement too (its
 # failure is recorded with the text of its parse)
-work_psql($node, 'postgres', join(";\n", map { $_->[0] } @cases) . ';');
+ng_tracked($node, 'postgres', join(";\n", map { $_->[0] } @cases) . ';');
 {
 	local $ENV{PGOPTIONS} = '';
 	my ($ret) = $node->psql('postgres', "ALTER ROLE nosuchrole PASSWORD '${m}o'");
@@ -153,7 +152,7 @@ is(index($file, $m), -1, 'the saved file does not hold the marker');
 is(index($file, '4711'), -1, 'the saved file does not hold the number');
 
 my $off = log_mark($node);
-ok(start_node($node), 'server restarts');
+ok(ng_start($node), 'server restarts');
 $node->wait_for_log(qr/pg_stat_statements_ng: restored statistics of \d+ statements/, $off);
 check_view('after restart');
 check_shm('after restart');

@@ -26,20 +26,17 @@ use Test::More;
 use IPC::Run;
 use Time::HiRes qw(time);
 
+use NgNode;
+
 my $clients = 16;
 my $chaos_seconds = $ENV{PGSSNG_STRESS_SECONDS} // 20;
 
-my $node = PostgreSQL::Test::Cluster->new('stress');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'pg_stat_statements_ng'
-max_connections = 40
-pg_stat_statements_ng.slots_per_backend = 8
-track_counts = off
-});
-$node->start;
+my $node = ng_node(
+	'stress',
+	max_connections => 40,
+	'pg_stat_statements_ng.slots_per_backend' => 8,
+	track_counts => 'off');
 $node->safe_psql('postgres', q{
-CREATE EXTENSION pg_stat_statements_ng;
 ALTER ROLE CURRENT_USER SET pg_stat_statements_ng.track = 'none';
 CREATE ROLE stress LOGIN;
 CREATE TABLE stress_t (a int);

@@ -13,23 +13,22 @@
 use strict;
 use warnings FATAL => 'all';
 
-use FindBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use NgPersist;
 
-BEGIN
-{
-	require "$FindBin::RealBin/020_persist_common.pm";
-	PersistCommon->import;
-}
+use NgNode;
 
-my $node = new_ng_node('secrets', qq(
-log_statement = none
-log_min_error_statement = panic
-max_prepared_transactions = 0
-));
-ok(start_node($node), 'server starts');
+# the test's own reads are not tracked (its workload runs through ng_tracked)
+$ENV{PGOPTIONS} = '-c pg_stat_statements_ng.track=none';
+
+my $node = ng_init_node(
+	'secrets', @NG_SMALL,
+	log_statement => 'none',
+	log_min_error_statement => 'panic',
+	max_prepared_transactions => 0);
+ok(ng_start($node), 'server starts');
 my $major = int($node->safe_psql('postgres', 'SHOW server_version_num') / 100);
 my $xml = $node->psql('postgres', q{SELECT xmlparse(content '<a/>')}) == 0;
 

@@ -13,15 +13,10 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('errors_sqlstate');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'pg_stat_statements_ng'
-deadlock_timeout = '50ms'
-});
-$node->start;
+use NgNode;
+
+my $node = ng_node('errors_sqlstate', deadlock_timeout => '50ms');
 $node->safe_psql('postgres', q{
-CREATE EXTENSION pg_stat_statements_ng;
 CREATE TABLE u (a int PRIMARY KEY);
 INSERT INTO u VALUES (1);
 CREATE TABLE d (a int);

@@ -16,15 +16,13 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use File::Copy;
 
-my $node = PostgreSQL::Test::Cluster->new('waits');
-$node->init(allows_streaming => 1);
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'pg_stat_statements_ng'
-pg_stat_statements_ng.wait_sample_interval = 10ms
-});
-$node->start;
+use NgNode;
+
+my $node = ng_node(
+	'waits',
+	-init => { allows_streaming => 1 },
+	'pg_stat_statements_ng.wait_sample_interval' => '10ms');
 $node->safe_psql('postgres', q{
-CREATE EXTENSION pg_stat_statements_ng;
 CREATE TABLE rowlock (id int PRIMARY KEY, v int);
 INSERT INTO rowlock VALUES (1, 0);
 CREATE FUNCTION nap() RETURNS void LANGUAGE plpgsql

@@ -26,27 +26,25 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use NgNode;
+
 my $clients = 16;
 my $xacts = 20;
 my $nstmts = 150;
 
-my $node = PostgreSQL::Test::Cluster->new('history');
-$node->init(allows_streaming => 1);
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'pg_stat_statements_ng'
-max_connections = 40
-autovacuum = off
-pg_stat_statements_ng.max = 100
-pg_stat_statements_ng.admission = all
-pg_stat_statements_ng.history_statements = 1000
-pg_stat_statements_ng.history_interval = 3600
-});
-$node->start;
-
+# the test's own SQL is not tracked
 $ENV{PGOPTIONS} = '-c pg_stat_statements_ng.track=none';
+my $node = ng_node(
+	'history',
+	-init => { allows_streaming => 1 },
+	max_connections => 40,
+	autovacuum => 'off',
+	'pg_stat_statements_ng.max' => 100,
+	'pg_stat_statements_ng.admission' => 'all',
+	'pg_stat_statements_ng.history_statements' => 1000,
+	'pg_stat_statements_ng.history_interval' => 3600);
 sub sql { return $node->safe_psql('postgres', $_[0]); }
 
-sql('CREATE EXTENSION pg_stat_statements_ng');
 sql('CREATE ROLE bench LOGIN SUPERUSER');
 sql('CREATE ROLE tail LOGIN');
 

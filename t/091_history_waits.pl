@@ -23,36 +23,22 @@ use warnings FATAL => 'all';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use FindBin;
+use NgPersist;
 
-BEGIN
-{
-	require "$FindBin::RealBin/020_persist_common.pm";
-	PersistCommon->import;
-}
-
-my $node = PostgreSQL::Test::Cluster->new('history_waits');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'pg_stat_statements_ng'
-autovacuum = off
-pg_stat_statements_ng.wait_sample_interval = 10ms
-pg_stat_statements_ng.history_statements = 1
-pg_stat_statements_ng.history_interval = 3600
-});
-$node->start;
+use NgNode;
 
 $ENV{PGOPTIONS} = '-c pg_stat_statements_ng.track=none';
+my $node = ng_node(
+	'history_waits',
+	autovacuum => 'off',
+	'pg_stat_statements_ng.wait_sample_interval' => '10ms',
+	'pg_stat_statements_ng.history_statements' => 1,
+	'pg_stat_statements_ng.history_interval' => 3600);
 sub sql { return $node->safe_psql('postgres', $_[0]); }
 
 # a tracked session's statement
-sub tracked
-{
-	local $ENV{PGOPTIONS} = '';
-	return $node->safe_psql('postgres', $_[0]);
-}
+sub tracked { return ng_tracked($node, 'postgres', $_[0]); }
 
-sql('CREATE EXTENSION pg_stat_statements_ng');
 sql('SELECT pg_stat_statements_ng_take_window()');
 
 # { "queryid|type|event" => [samples, time in us] } of a query's rows

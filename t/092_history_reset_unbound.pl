@@ -16,17 +16,14 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time usleep);
 
-my $node = PostgreSQL::Test::Cluster->new('history_reset_unbound');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'pg_stat_statements_ng'
-pg_stat_statements_ng.history_statements = 1000
-pg_stat_statements_ng.history_interval = 3600
-});
-$node->start;
+use NgNode;
 
-if ($node->safe_psql('postgres',
-		"SELECT current_setting('pg_stat_statements_ng.debug_fault', true) IS NULL") eq 't')
+my $node = ng_node(
+	'history_reset_unbound',
+	'pg_stat_statements_ng.history_statements' => 1000,
+	'pg_stat_statements_ng.history_interval' => 3600);
+
+if (!ng_has_debug_fault($node))
 {
 	$node->stop;
 	plan skip_all => 'pg_stat_statements_ng.debug_fault exists only in assertion builds';
@@ -34,7 +31,6 @@ if ($node->safe_psql('postgres',
 
 # the test's own sessions are not tracked; the counted ones run as r1
 $node->safe_psql('postgres', q{
-CREATE EXTENSION pg_stat_statements_ng;
 ALTER ROLE CURRENT_USER SET pg_stat_statements_ng.track = 'none';
 CREATE ROLE r1 SUPERUSER LOGIN;
 });

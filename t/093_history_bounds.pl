@@ -17,16 +17,13 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('history_bounds');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'pg_stat_statements_ng'
-pg_stat_statements_ng.history_statements = 1000
-pg_stat_statements_ng.history_interval = 3600
-});
-$node->start;
+use NgNode;
 
 $ENV{PGOPTIONS} = '-c pg_stat_statements_ng.track=none';
+my $node = ng_node(
+	'history_bounds',
+	'pg_stat_statements_ng.history_statements' => 1000,
+	'pg_stat_statements_ng.history_interval' => 3600);
 sub sql { return $node->safe_psql('postgres', $_[0]); }
 
 # run statements as user app, counted
@@ -37,7 +34,7 @@ sub as_app
 	$node->safe_psql('postgres', $stmts, extra_params => [ '-U', 'app' ]);
 }
 
-sub info { return sql("SELECT $_[0] FROM pg_stat_statements_ng_info"); }
+sub info { return ng_value($node, $_[0]); }
 
 # the newest window's calls of user app: "query-alias calls" pairs
 sub newest_window
@@ -51,7 +48,6 @@ SELECT string_agg(coalesce(s.query, h.queryid::text) || '=' || h.calls, ', '
    AND h.userid = 'app'::regrole});
 }
 
-sql('CREATE EXTENSION pg_stat_statements_ng');
 sql('CREATE ROLE app LOGIN');
 
 # ---- 1. the first window of a run ----

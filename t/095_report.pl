@@ -26,18 +26,15 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('report');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'pg_stat_statements_ng'
-autovacuum = off
-pg_stat_statements_ng.admission = all
-pg_stat_statements_ng.history_interval = 3600
-pg_stat_statements_ng.wait_sample_interval = 10ms
-});
-$node->start;
+use NgNode;
 
 $ENV{PGOPTIONS} = '-c pg_stat_statements_ng.track=none';
+my $node = ng_node(
+	'report',
+	autovacuum => 'off',
+	'pg_stat_statements_ng.admission' => 'all',
+	'pg_stat_statements_ng.history_interval' => 3600,
+	'pg_stat_statements_ng.wait_sample_interval' => '10ms');
 sub sql { return $node->safe_psql('postgres', $_[0]); }
 
 # a workload statement: counted (the test's own SQL is not)
@@ -50,7 +47,6 @@ sub run
 	return;
 }
 
-sql('CREATE EXTENSION pg_stat_statements_ng');
 sql('CREATE ROLE reader LOGIN');
 sql('SELECT pg_stat_statements_ng_reset()');
 sql('SELECT pg_stat_statements_ng_take_window()');

@@ -1,4 +1,4 @@
-"""bench/runner.py -- one benchmark run from start to end, once the command
+"""bench/benchmark.py -- one benchmark run from start to end, once the command
 line is checked: the results and work directories (the work directory and
 the clusters cleaned up at exit, whatever happens), the private tree(s), one
 cluster per contender with the data the selected parts need, the parts in

@@ -1,7 +1,7 @@
 --
--- Rows formed by rowform.c: a text longer than the room a row starts with
--- (the room grows), next to short ones; assertion builds compare every
--- tuple with heap_form_minimal_tuple's
+-- Long texts: a row whose text is longer than the room a row starts with
+-- (the room grows, src/rowform.c), next to short ones; assertion builds
+-- compare every tuple with heap_form_minimal_tuple's
 --
 SELECT pg_stat_statements_ng_reset() IS NOT NULL AS t;
 -- an 11 kB statement (not echoed)

@@ -16,20 +16,15 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use NgNode;
+
 my $nstmts = 100;
 
-my $node = PostgreSQL::Test::Cluster->new('read_masks');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'pg_stat_statements_ng'
-max_connections = 300
-pg_stat_statements_ng.max = 5000
-pg_stat_statements_ng.slots_per_backend = 64
-});
-$node->start;
-
-$node->safe_psql('postgres', 'CREATE EXTENSION pg_stat_statements_ng');
+my $node = ng_node(
+	'idle_session_counts',
+	max_connections => 300,
+	'pg_stat_statements_ng.max' => 5000,
+	'pg_stat_statements_ng.slots_per_backend' => 64);
 $node->safe_psql('postgres',
 	join('', map { "CREATE TABLE m$_ (a int);\n" } 1 .. $nstmts));
 $node->safe_psql('postgres', 'SELECT pg_stat_statements_ng_reset()');

@@ -1,73 +1,35 @@
-# Helpers shared by the persistence tests (t/020_persist*.pl).  Loaded with
-#   BEGIN { require "$FindBin::RealBin/020_persist_common.pm"; PersistCommon->import; }
+# NgPersist.pm -- what the tests of the saved statistics file share
+# (t/020_persist.pl to t/025, t/060, t/061, t/063, t/091): the log read
+# per server start, the file's bytes, its CRC and its layout.  Loading it
+# changes nothing of the test process; the node itself comes from NgNode.
 #
-# Conventions of those tests:
-# - Every query a test runs only to look at the statistics goes through a
-#   session with pg_stat_statements_ng.track = none (PGOPTIONS, set here for
-#   the whole test process), so that looking never changes what is looked
-#   at.  Workloads that must be counted run through work_psql(), which clears
-#   PGOPTIONS for their session.
-# - Log lines are counted per server start: log_mark() before the start,
-#   log_since() / count_since() after it.
-package PersistCommon;
+# - $STAT_FILE, $TMP_FILE: the saved file and its temporary, relative to the
+#   data directory.
+# - log_mark(node) before a start; log_since(node, offset) and
+#   count_since(node, offset, regexp) after it: the log, or the number of
+#   its lines matching, written since.
+# - read_bytes(path), write_bytes(path, bytes): a file's bytes.
+# - crc32c(bytes): the CRC PostgreSQL's CRC-32C macros compute.
+# - ng_file_layout(bytes): the layout of a saved file (below).
+package NgPersist;
 
 use strict;
 use warnings FATAL => 'all';
 
 use Exporter 'import';
-use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
 our @EXPORT = qw(
   $STAT_FILE $TMP_FILE
-  new_ng_node work_psql log_mark log_since count_since
-  read_bytes write_bytes crc32c ng_file_layout start_node
+  log_mark log_since count_since
+  read_bytes write_bytes crc32c ng_file_layout
 );
+
 
 # relative to the data directory
 our $STAT_FILE = 'pg_stat/pg_stat_statements_ng.stat';
 our $TMP_FILE = 'pg_stat/pg_stat_statements_ng.stat.tmp';
-
-$ENV{PGOPTIONS} = '-c pg_stat_statements_ng.track=none';
-
-# new_ng_node(name, extra_conf, %init_params): an initialized node with the
-# library preloaded and small settings for fast restarts; not started.
-sub new_ng_node
-{
-	my ($name, $extra, %params) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init(%params);
-	$node->append_conf(
-		'postgresql.conf', qq(
-shared_preload_libraries = 'pg_stat_statements_ng'
-shared_buffers = 1MB
-max_connections = 20
-autovacuum = off
-log_min_messages = log
-) . ($extra // ''));
-	return $node;
-}
-
-# start_node(node): start it; with PGSSNG_SERVER_LD_PRELOAD set (the ASan
-# run), the server, and only the server, gets that LD_PRELOAD.  Returns
-# true if the server started.
-sub start_node
-{
-	my ($node) = @_;
-	local $ENV{LD_PRELOAD} = $ENV{PGSSNG_SERVER_LD_PRELOAD}
-	  if $ENV{PGSSNG_SERVER_LD_PRELOAD};
-	return $node->start(fail_ok => 1);
-}
-
-# work_psql(node, db, sql, user): run sql in a session that is tracked
-sub work_psql
-{
-	my ($node, $db, $sql, $user) = @_;
-	local $ENV{PGOPTIONS} = '';
-	local $ENV{PGUSER} = $user if defined $user;
-	return $node->safe_psql($db, $sql);
-}
 
 sub log_mark
 {

@@ -1,6 +1,8 @@
-# Helpers for the tests that run contrib's pg_stat_statements beside ours
-# (t/030_dropin_compare.pl, t/032_with_contrib.pl).  Loaded with
-#   BEGIN { require "$FindBin::RealBin/030_contrib_common.pm"; ContribCommon->import; }
+# NgContrib.pm -- what the tests of the drop-in and of contrib's
+# pg_stat_statements beside ours share (t/030_dropin_compare.pl to
+# t/038): where contrib's library and the drop-in are, the drop-in's
+# configuration lines, contrib's view columns.  Loaded with "use NgContrib;"
+# (t/lib is on prove's include path); it changes nothing of the test process.
 #
 # Where contrib's files are: on 18 they stay where contrib installed them
 # (the drop-in has a directory of its own).  On 15 to 17, make install-dropin
@@ -10,7 +12,7 @@
 # drop-in's, which have exactly contrib's signatures and C symbols) can be
 # pointed at it.  So both tests run on every major that has contrib's
 # library, and skip, saying so, where it is missing.
-package ContribCommon;
+package NgContrib;
 
 use strict;
 use warnings FATAL => 'all';

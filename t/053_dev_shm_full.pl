@@ -19,24 +19,21 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use NgNode;
+
 plan skip_all =>
   'needs a private /dev/shm: scripts/test.sh runs this as root in a mount namespace (PGSSNG_PRIVATE_SHM=1)'
   unless $ENV{PGSSNG_PRIVATE_SHM};
 
-my $node = PostgreSQL::Test::Cluster->new('dsa_full');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'pg_stat_statements_ng'
-pg_stat_statements_ng.track_utility = on
 # nothing else may need dynamic shared memory: no parallel query, and no
 # relation statistics (pgstat's own DSA area would need to grow too)
-max_parallel_workers_per_gather = 0
-max_parallel_maintenance_workers = 0
-track_counts = off
-});
-$node->start;
+my $node = ng_node(
+	'dev_shm_full',
+	'pg_stat_statements_ng.track_utility' => 'on',
+	max_parallel_workers_per_gather => 0,
+	max_parallel_maintenance_workers => 0,
+	track_counts => 'off');
 $node->safe_psql('postgres', q{
-CREATE EXTENSION pg_stat_statements_ng;
 SELECT pg_stat_statements_ng_reset();
 });
 
