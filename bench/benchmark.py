@@ -55,7 +55,8 @@ def run_benchmark(args, contenders):
     arrange_cleanup(args, workdir, clusters)
 
     t0 = time.time()
-    tree = Tree(args.bindir, workdir, args.ext_src, args.pgsm_lib, args.use_installed)
+    tree = Tree(args.bindir, workdir, args.ext_src, args.pgsm_lib, args.use_installed,
+                psp_lib=args.psp_lib)
     log("PostgreSQL %s, private tree %s" % (tree.version, tree.root))
 
     needs, onerow_tables = data_needs(args, defs, plan, parts)

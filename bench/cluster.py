@@ -52,7 +52,7 @@ class Cluster:
         c = self.kind
         if self.contender == "qid":
             return {"compute_query_id": "on"}
-        if c == "pgss" or self.contender == "ngbase":
+        if c in ("pgss", "psp") or self.contender == "ngbase":
             # ngbase: our builds before f361ef7 lost settings given under
             # our own names at start; the contrib-name aliases work at every
             # commit (and are contrib's names for pgss)
@@ -67,7 +67,8 @@ class Cluster:
     def preload(self):
         return {"none": "", "pgss": "pg_stat_statements",
                 "ng": "pg_stat_statements_ng",
-                "pgsm": "pg_stat_monitor"}[self.kind]
+                "pgsm": "pg_stat_monitor",
+                "psp": "pg_stat_statements,pg_stat_plans"}[self.kind]
 
     def initdb(self):
         mkdir_pg(self.sock)
@@ -151,13 +152,16 @@ class Cluster:
             sql += "SELECT pg_stat_statements_ng_reset();\n"
         elif self.kind == "pgsm":
             sql += "SELECT pg_stat_monitor_reset();\n"
+        elif self.kind == "psp":
+            sql += ("SELECT pg_stat_statements_reset();\n"
+                    "SELECT pg_stat_plans_reset();\n")
         self.psql(sql)
 
     def ext_info(self):
         c = self.kind
         if c == "none":
             return {"dealloc": None, "entries": None}
-        if c == "pgss":
+        if c in ("pgss", "psp"):
             out = self.psql("SELECT (SELECT dealloc FROM pg_stat_statements_info), "
                             "(SELECT count(*) FROM pg_stat_statements(false));\n")
             d, e = out.strip().split("|")
@@ -175,7 +179,9 @@ class Cluster:
 
     def create_extension(self):
         ext = {"pgss": "pg_stat_statements", "ng": "pg_stat_statements_ng",
-               "pgsm": "pg_stat_monitor"}.get(self.kind)
+               "pgsm": "pg_stat_monitor",
+               "psp": "pg_stat_statements; CREATE EXTENSION pg_stat_plans"
+               }.get(self.kind)
         if ext:
             self.psql("CREATE EXTENSION %s;\n" % ext)
 

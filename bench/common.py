@@ -16,13 +16,14 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 
-ALL_CONTENDERS = ["none", "qid", "pgss", "ng", "pgsm", "ngbase"]
+ALL_CONTENDERS = ["none", "qid", "pgss", "ng", "pgsm", "psp", "ngbase"]
 CONTENDER_LABEL = {
     "none": "no extension",
     "qid": "no extension, compute_query_id = on (core's query jumbling alone)",
     "pgss": "pg_stat_statements (contrib)",
     "ng": "pg_stat_statements_ng",
     "pgsm": "pg_stat_monitor",
+    "psp": "pg_stat_statements (contrib) with pg_stat_plans",
     "ngbase": "pg_stat_statements_ng at an earlier commit (--ng-base)",
 }
 

@@ -100,6 +100,10 @@ def build_parser(description):
                          "pgsm is added when --pgsm-lib is given)")
     ap.add_argument("--pgsm-lib", help="pg_stat_monitor.so of a local build (its "
                     "control and SQL files next to it); never downloaded")
+    ap.add_argument("--psp-lib", help="pg_stat_plans.so of a local build (its "
+                    "control and SQL files next to it), for the psp contender: "
+                    "contrib's pg_stat_statements and pg_stat_plans loaded "
+                    "together; never downloaded")
     ap.add_argument("--workloads", default=DEFAULT_WORKLOADS,
                     help="comma list of NAME[:ROUNDS]; groups hot and dalibo expand "
                          "(default %s)" % DEFAULT_WORKLOADS)
@@ -190,6 +194,10 @@ def check_contenders(args):
             die("unknown contender %r" % c)
     if "pgsm" in contenders and not args.pgsm_lib:
         die("pgsm needs --pgsm-lib (a local build of pg_stat_monitor)")
+    if args.psp_lib and "psp" not in contenders:
+        contenders.append("psp")
+    if "psp" in contenders and not args.psp_lib:
+        die("psp needs --psp-lib (a local build of pg_stat_plans)")
     if args.ng_base and "ngbase" not in contenders:
         contenders.append("ngbase")
     if "ngbase" in contenders and not args.ng_base:

@@ -20,7 +20,7 @@ class Tree:
     pg_stat_monitor, if given) installed into it."""
 
     def __init__(self, bindir, workdir, ext_src, pgsm_lib, use_installed,
-                 ng_rev="HEAD"):
+                 ng_rev="HEAD", psp_lib=None):
         self.orig_bindir = os.path.abspath(bindir)
         pgc = os.path.join(self.orig_bindir, "pg_config")
         if not os.access(pgc, os.X_OK):
@@ -57,7 +57,9 @@ class Tree:
         else:
             self.ng_commit = self.install_ng(workdir, ext_src, ng_rev)
         if pgsm_lib:
-            self.install_pgsm(pgsm_lib)
+            self.install_other("pg_stat_monitor", "--pgsm-lib", pgsm_lib)
+        if psp_lib:
+            self.install_other("pg_stat_plans", "--psp-lib", psp_lib)
         # the copy must locate itself: its pg_config reports paths inside it
         rel = run([os.path.join(self.bindir, "pg_config"), "--pkglibdir"]).stdout.strip()
         if os.path.realpath(rel) != os.path.realpath(self.pkglibdir):
@@ -133,25 +135,27 @@ class Tree:
              "DESTDIR=" + self.root])
         return commit
 
-    def install_pgsm(self, lib):
+    def install_other(self, name, option, lib):
+        """Another extension from a local build (pg_stat_monitor,
+        pg_stat_plans): its library, control and SQL files."""
         lib = os.path.abspath(lib)
         if os.path.isdir(lib):
-            d, so = lib, os.path.join(lib, "pg_stat_monitor.so")
+            d, so = lib, os.path.join(lib, name + ".so")
         else:
             d, so = os.path.dirname(lib), lib
         if not os.path.exists(so):
-            die("--pgsm-lib: no %s" % so)
-        ctl = os.path.join(d, "pg_stat_monitor.control")
+            die("%s: no %s" % (option, so))
+        ctl = os.path.join(d, name + ".control")
         sqls = [f for f in os.listdir(d)
-                if f.startswith("pg_stat_monitor--") and f.endswith(".sql")]
+                if f.startswith(name + "--") and f.endswith(".sql")]
         if not os.path.exists(ctl) or not sqls:
-            die("--pgsm-lib: pg_stat_monitor.control and pg_stat_monitor--*.sql "
-                "must be next to the library (%s)" % d)
-        shutil.copy(so, os.path.join(self.pkglibdir, "pg_stat_monitor.so"))
+            die("%s: %s.control and %s--*.sql must be next to the library (%s)"
+                % (option, name, name, d))
+        shutil.copy(so, os.path.join(self.pkglibdir, name + ".so"))
         ext = os.path.join(self.sharedir, "extension")
         for f in [ctl] + [os.path.join(d, s) for s in sqls]:
             shutil.copy(f, ext)
-        log("pg_stat_monitor installed from %s" % d)
+        log("%s installed from %s" % (name, d))
 
     def bin(self, name):
         return os.path.join(self.bindir, name)
