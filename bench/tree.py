@@ -1,8 +1,8 @@
 """bench/tree.py -- the private copy of a PostgreSQL installation that a run
 measures: copied from --bindir's tree, with contrib's pg_stat_statements
 restored if the drop-in is installed there, our extension built (git archive
-of a commit, or --ext-src) and installed into it, and pg_stat_monitor when
---pgsm-lib names a local build.
+of a commit, or --ext-src) and installed into it, and pg_stat_monitor or
+pg_stat_plans when --pgsm-lib or --psp-lib names a local build.
 """
 
 import os
@@ -17,7 +17,7 @@ from .common import TOP, die, log, nproc, run
 
 class Tree:
     """A private copy of a PostgreSQL installation with our extension (and
-    pg_stat_monitor, if given) installed into it."""
+    pg_stat_monitor or pg_stat_plans, if given) installed into it."""
 
     def __init__(self, bindir, workdir, ext_src, pgsm_lib, use_installed,
                  ng_rev="HEAD", psp_lib=None):
