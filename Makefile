@@ -64,6 +64,9 @@ OBJS = \
 	src/waits_file.o \
 	src/waits_sampler.o \
 	src/planid.o \
+	src/plan_text_stub.o \
+	src/plans.o \
+	src/plans_funcs.o \
 	src/waits_sql.o \
 	src/waits_window.o
 

@@ -48,6 +48,7 @@
 #include "keeper_start.h"
 #include "measure.h"
 #include "planid.h"
+#include "plans.h"
 #include "utility.h"
 #include "waits.h"
 #include "qtext.h"
@@ -135,8 +136,10 @@ _PG_init(void)
 	/* we use core's queryid */
 	EnableQueryId();
 	ng_waits_define_gucs();
-	ng_define_gucs();
+	/* before ng_define_gucs, which reserves the prefix */
 	ng_planid_define_guc();
+	ng_plans_define_guc();
+	ng_define_gucs();
 	ng_install_hooks();
 	ng_timers_init();
 	RegisterXactCallback(ng_xact_callback, NULL);
@@ -399,7 +402,7 @@ ng_ExecutorFinish(QueryDesc *queryDesc)
 	ng_finish_timed(queryDesc, ng_timer_find(queryDesc));
 }
 
-StaticAssertDecl(sizeof(NgSample) == 2 * sizeof(int) + 9 * sizeof(int64),
+StaticAssertDecl(sizeof(NgSample) == 2 * sizeof(int) + 11 * sizeof(int64),
 				 "ng_ExecutorEnd sets every field of NgSample");
 
 static void
@@ -433,6 +436,8 @@ ng_ExecutorEnd(QueryDesc *queryDesc)
 		sample.jitusage = estate->es_jit ? &estate->es_jit->instr : NULL;
 		sample.parallel_workers_to_launch = NG_PARALLEL_TO_LAUNCH(estate);
 		sample.parallel_workers_launched = NG_PARALLEL_LAUNCHED(estate);
+		sample.planid = ng_planid_of(queryDesc->plannedstmt);
+		sample.qd = queryDesc;
 		ng_count(queryDesc->plannedstmt->queryId, queryDesc->sourceText,
 				 queryDesc->plannedstmt->stmt_location,
 				 queryDesc->plannedstmt->stmt_len, false, &sample);

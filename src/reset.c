@@ -25,6 +25,7 @@
 #include "counters.h"
 #include "guc.h"
 #include "history.h"
+#include "plans.h"
 #include "reset.h"
 #include "shmem.h"
 #include "slots.h"
@@ -126,6 +127,7 @@ reset_partition(NgSharedPartition *part, Oid userid, Oid dbid, uint64 queryid,
 				if (minmax_only)
 				{
 					ng_counters_clear_minmax(&entry->counters);
+					ng_plans_clear_minmax(entry);
 					entry->minmax_generation++;
 					entry->minmax_stats_since = now;
 					/* changed: collectors (changed_since) see it again */

@@ -190,6 +190,10 @@ typedef struct NgSharedState
 	pg_atomic_uint64 keeper_start_failures; /* absences, for the info view */
 	pg_atomic_uint64 sqlstates_lost;	/* failures whose SQLSTATE was not
 										 * kept (entry_errors.c) */
+	/* plan statistics (plans.c), for the info view */
+	pg_atomic_uint64 plan_text_bytes;	/* DSA bytes held by plan texts */
+	pg_atomic_uint64 plan_texts_dropped;	/* plan texts not kept */
+	pg_atomic_uint64 plan_calls_lost;	/* calls no plan record took */
 	slock_t		mutex;			/* protects stats */
 	NgSharedStats stats;
 	/* the DSA area's first segment follows, then the slot areas */

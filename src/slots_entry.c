@@ -33,6 +33,7 @@
 #include "counters_record.h"
 #include "entry_hist.h"
 #include "evict.h"
+#include "plans.h"
 #include "qtext.h"
 #include "slots_int.h"
 
@@ -72,7 +73,7 @@ slot_insert_locked(NgSharedPartition *part, const NgKey *key, uint32 hash,
 		DsaPointerIsValid(*tdp))
 	{
 		entry->qtext = *tdp;
-		entry->text_stored_at = ng_qtext_stamp();
+		ng_qtext_set_stored_at(entry->qtext, ng_qtext_stamp());
 		entry->text_len = text_len;
 		entry->encoding = GetDatabaseEncoding();
 		entry->text_dropped = false;
@@ -530,12 +531,17 @@ ng_slot_count_direct(NgLocalEntry *le, const NgSample *sample, const NgTextSourc
 	if (qtext)
 		pfree(qtext);
 	(void) ng_hist_spares_fill(1 + NG_HIST_SPARES_KEPT);
+	ng_plans_prepare(entry, sample->planid);	/* plan statistics */
 	LWLockAcquire(part->lock, LW_EXCLUSIVE);
 	if (entry != NULL)
 		entry = ng_entry_lookup(part, &le->key, hash, &dp);
 	if (entry != NULL)
+	{
+		(void) ng_plans_record_locked(entry, sample, true);
 		entry_record_locked(entry, sample);
+	}
 	LWLockRelease(part->lock);
+	ng_plans_prepared_release();
 	if (entry == NULL)
 		ng_note_loss(NG_LOSS_COUNTS, 1);
 }
@@ -563,6 +569,9 @@ ng_slot_count_into_entry(NgLocalEntry *le, const NgSample *sample)
 		!LWLockConditionalAcquire(part->lock, LW_EXCLUSIVE))
 		return false;
 	entry = ng_entry_lookup(part, &le->key, le->hash, &dp);
+	/* plan statistics: a new plan is counted in a slot, which makes it */
+	if (entry != NULL && !ng_plans_record_locked(entry, sample, false))
+		entry = NULL;
 	if (entry != NULL)
 		entry_record_locked(entry, sample);
 	LWLockRelease(part->lock);
