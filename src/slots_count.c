@@ -373,7 +373,13 @@ slot_plan_change(NgLocalEntry *le, const NgSample *sample,
 	ng_plans_text_note(*i, ngs_local_slots[*i].entry, sample);
 	le = local_entry_of(&key);
 	*i = le->slot;
-	Assert(*i >= 0);
+	if (unlikely(*i < 0))
+	{
+		/* the text's making counted statements that took the slot */
+		*i = ng_slot_bind(le, src, true);
+		if (*i < 0)
+			count_refused(le, sample);
+	}
 	return le;
 }
 
