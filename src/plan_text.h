@@ -22,7 +22,7 @@ typedef enum NgPlanTextResult
 	NG_PLAN_TEXT_MADE = 0,		/* the text is returned */
 	NG_PLAN_TEXT_TOO_LARGE,		/* more nodes than the bound: no text */
 	NG_PLAN_TEXT_FAILED			/* EXPLAIN failed (the error was caught) */
-}			NgPlanTextResult;
+} NgPlanTextResult;
 
 /*
  * ng_plan_text_make
@@ -33,7 +33,7 @@ typedef enum NgPlanTextResult
  *		worker.  Never raises an ERROR.
  */
 extern char *ng_plan_text_make(QueryDesc *queryDesc, int *len,
-							   NgPlanTextResult * result);
+							   NgPlanTextResult *result);
 
 #pragma GCC visibility pop
 

@@ -16,7 +16,7 @@
  *		No text: every plan's text is NULL.
  */
 char *
-ng_plan_text_make(QueryDesc *queryDesc, int *len, NgPlanTextResult * result)
+ng_plan_text_make(QueryDesc *queryDesc, int *len, NgPlanTextResult *result)
 {
 	*len = 0;
 	*result = NG_PLAN_TEXT_FAILED;

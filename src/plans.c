@@ -57,9 +57,9 @@ typedef struct NgPlanPending
 	uint64		planid;
 	dsa_pointer text;			/* invalid: none waits */
 	int32		text_len;
-}			NgPlanPending;
+} NgPlanPending;
 
-static NgPlanPending * plans_pending = NULL;
+static NgPlanPending *plans_pending = NULL;
 static int	plans_npending = 0;
 
 /* backend-local: the token bucket */
@@ -189,7 +189,7 @@ ng_plans_array_ensure(NgSharedEntry *entry)
  *		arr's record of planid, or NULL.
  */
 static NgPlanRecord *
-plans_find(NgPlanArray * arr, uint64 planid)
+plans_find(NgPlanArray *arr, uint64 planid)
 {
 	for (int r = 0; r < arr->nplans; r++)
 	{
@@ -207,7 +207,7 @@ plans_find(NgPlanArray * arr, uint64 planid)
  *		at first_at), or "other" when none is left.
  */
 static NgPlanRecord *
-plans_record_of(NgPlanArray * arr, uint64 planid, TimestampTz first_at)
+plans_record_of(NgPlanArray *arr, uint64 planid, TimestampTz first_at)
 {
 	for (int r = 0; r < arr->nplans; r++)
 	{
@@ -239,7 +239,7 @@ plans_record_of(NgPlanArray * arr, uint64 planid, TimestampTz first_at)
  *		the last at last_at.
  */
 static void
-plans_add(NgPlanRecord * rec, int64 calls, double total, double min,
+plans_add(NgPlanRecord *rec, int64 calls, double total, double min,
 		  double max, int64 rows, TimestampTz last_at)
 {
 	rec->calls += calls;
@@ -271,7 +271,7 @@ plans_text_free(dsa_pointer text, int len)
  *		exclusively.
  */
 static void
-plans_pending_take(int i, NgPlanArray * arr, NgPlanRecord * rec)
+plans_pending_take(int i, NgPlanArray *arr, NgPlanRecord *rec)
 {
 	NgPlanPending *pend;
 
@@ -472,7 +472,7 @@ plans_pending_of(int i)
  *		(read without lock, a hint) has none?
  */
 static bool
-plans_text_wanted(NgPlanPending * pend, const NgSharedEntry *entry,
+plans_text_wanted(NgPlanPending *pend, const NgSharedEntry *entry,
 				  const NgSample *sample)
 {
 	dsa_pointer plans = entry->plans;

@@ -55,7 +55,7 @@ typedef struct NgPlanRecord
 	dsa_pointer text;			/* its plan text, or InvalidDsaPointer */
 	int32		text_len;
 	int32		encoding;		/* of the text */
-}			NgPlanRecord;
+} NgPlanRecord;
 
 /* An entry's plans: nplans records, then "other" */
 typedef struct NgPlanArray
@@ -63,7 +63,7 @@ typedef struct NgPlanArray
 	int32		nplans;
 	int32		pad;
 	NgPlanRecord records[FLEXIBLE_ARRAY_MEMBER];
-}			NgPlanArray;
+} NgPlanArray;
 
 /* pg_stat_statements_ng.plans_per_statement, plan_text_memory (kB) */
 extern int	ng_plans_per_statement;

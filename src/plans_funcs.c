@@ -53,7 +53,7 @@ typedef struct PlanRowKey
 	uint64		planid;
 	bool		toplevel;
 	bool		other;
-}			PlanRowKey;
+} PlanRowKey;
 
 typedef struct PlanRow
 {
@@ -62,17 +62,17 @@ typedef struct PlanRow
 	char	   *text;			/* palloc'd, or NULL */
 	int			text_len;
 	int			encoding;
-}			PlanRow;
+} PlanRow;
 
 /* how one pass over a partition ended */
 typedef enum PlanReadResult
 {
 	PLAN_READ_DONE,
 	PLAN_READ_BUSY				/* a slot stayed in the middle of a write */
-}			PlanReadResult;
+} PlanReadResult;
 
 static void
-row_key(PlanRowKey * k, const NgKey *key, uint64 planid, bool other)
+row_key(PlanRowKey *k, const NgKey *key, uint64 planid, bool other)
 {
 	memset(k, 0, sizeof(PlanRowKey));
 	k->userid = key->userid;
@@ -107,7 +107,7 @@ row_of(HTAB *rows, const NgKey *key, uint64 planid, bool other)
 
 /* row += n calls of total ms, min/max (min < 0: none), rows, first/last */
 static void
-row_add(PlanRow * row, int64 calls, double total, double min, double max,
+row_add(PlanRow *row, int64 calls, double total, double min, double max,
 		int64 nrows, TimestampTz first, TimestampTz last)
 {
 	NgPlanRecord *r = &row->rec;
@@ -318,11 +318,11 @@ read_partition(int p)
  *		the statement's texts (its user, or pg_read_all_stats).
  */
 static void
-emit_row(ReturnSetInfo *rsinfo, const PlanRow * row, bool allowed)
+emit_row(ReturnSetInfo *rsinfo, const PlanRow *row, bool allowed)
 {
 	Datum		values[NG_PLANS_COLS];
 	bool		nulls[NG_PLANS_COLS];
-	const		NgPlanRecord *r = &row->rec;
+	const NgPlanRecord *r = &row->rec;
 	bool		minmax = r->min_time >= 0;
 	int			i = 0;
 
