@@ -436,7 +436,9 @@ ng_ExecutorEnd(QueryDesc *queryDesc)
 		sample.jitusage = estate->es_jit ? &estate->es_jit->instr : NULL;
 		sample.parallel_workers_to_launch = NG_PARALLEL_TO_LAUNCH(estate);
 		sample.parallel_workers_launched = NG_PARALLEL_LAUNCHED(estate);
-		sample.planid = ng_planid_of(queryDesc->plannedstmt);
+		/* plan statistics: none while track_plans is off */
+		sample.planid = likely(ng_track_plans) ?
+			ng_planid_of(queryDesc->plannedstmt) : 0;
 		sample.qd = queryDesc;
 		ng_count(queryDesc->plannedstmt->queryId, queryDesc->sourceText,
 				 queryDesc->plannedstmt->stmt_location,
