@@ -39,7 +39,7 @@
 #include "store.h"
 #include "textconv.h"
 
-PG_FUNCTION_INFO_V1(pg_stat_statements_ng_plans_1_2);
+NG_FUNCTION_INFO(pg_stat_statements_ng_plans_1_2);
 
 #define NG_PLANS_COLS		14
 #define NG_PLANS_WAIT_MS	5000
