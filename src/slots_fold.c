@@ -253,7 +253,7 @@ slot_lock(NgSlot *slot, NgLocalSlot *ls, bool wait)
 	if (ls->entry != NULL)
 		need = ng_entry_hist_lacks(ls->entry, need);
 	(void) ng_hist_spares_fill(pg_popcount32(need) + NG_HIST_SPARES_KEPT);
-	if (slot->counters.calls[NG_EXEC] > 0)
+	if (slot->counters.calls[NG_EXEC] > 0 && !ngs_exiting)
 		ng_plans_prepare(ls->entry, slot->planid);	/* plan statistics */
 	if (wait)
 		LWLockAcquire(lock, LW_EXCLUSIVE);
