@@ -4,7 +4,8 @@
 # prepared statement's generic plan after custom ones, partition pruning, a
 # parallel plan, a CTE and nested statements each show their plans; utility
 # statements have none; the plans beyond plans_per_statement are counted in
-# one row of planid NULL; resets remove and clear plan rows.
+# one row of planid NULL; resets remove and clear plan rows; with
+# track_plans off a statement has no plan row.
 use strict;
 use warnings FATAL => 'all';
 
@@ -136,6 +137,15 @@ SELECT s.calls, (SELECT count(*) FROM pg_stat_statements_ng_plans p
                  WHERE p.queryid = s.queryid)
 FROM pg_stat_statements_ng s WHERE s.query = 'VACUUM t'}),
 	'2|0', 'a utility statement: counted, no plan row');
+
+# track_plans off: counted in the statement, in no plan row
+$node->safe_psql('postgres', "SET pg_stat_statements_ng.track_plans = off;\n"
+	  . ("SELECT count(*) FROM t WHERE v > 3;\n" x 3));
+is($node->safe_psql('postgres', q{
+SELECT s.calls, (SELECT count(*) FROM pg_stat_statements_ng_plans p
+                 WHERE p.queryid = s.queryid)
+FROM pg_stat_statements_ng s WHERE s.query = 'SELECT count(*) FROM t WHERE v > $1'}),
+	'3|0', 'track_plans off: counted, no plan row');
 
 # no text with the stand-in for plan texts; nothing lost
 is($node->safe_psql('postgres', q{SELECT count(*) FROM pg_stat_statements_ng_plans
