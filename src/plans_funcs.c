@@ -59,7 +59,7 @@ typedef struct PlanRow
 {
 	PlanRowKey	key;			/* hash key: must be first */
 	NgPlanRecord rec;			/* text and text_len unused */
-	char	   *text;			/* palloc'd, or NULL */
+	char	   *plan_text;		/* palloc'd, or NULL */
 	int			text_len;
 	int			encoding;
 } PlanRow;
@@ -98,7 +98,7 @@ row_of(HTAB *rows, const NgKey *key, uint64 planid, bool other)
 		memset(&row->rec, 0, sizeof(NgPlanRecord));
 		row->rec.min_time = -1;
 		row->rec.max_time = -1;
-		row->text = NULL;
+		row->plan_text = NULL;
 		row->text_len = 0;
 		row->encoding = 0;
 	}
@@ -161,10 +161,10 @@ read_records(NgSharedPartition *part, HTAB *rows)
 						rec->last_seen);
 				if (DsaPointerIsValid(rec->text))
 				{
-					row->text = palloc(rec->text_len + 1);
-					memcpy(row->text, dsa_get_address(ng_area, rec->text),
+					row->plan_text = palloc(rec->text_len + 1);
+					memcpy(row->plan_text, dsa_get_address(ng_area, rec->text),
 						   rec->text_len);
-					row->text[rec->text_len] = '\0';
+					row->plan_text[rec->text_len] = '\0';
 					row->text_len = rec->text_len;
 					row->encoding = rec->encoding;
 				}
@@ -314,8 +314,9 @@ read_partition(int p)
 
 /*
  * emit_row
- *		One row of the view; the plan text only to a reader allowed to see
- *		the statement's texts (its user, or pg_read_all_stats).
+ *		One row of the view; its queryid, planid and plan text only to a
+ *		reader allowed to see the statement's (its user, or
+ *		pg_read_all_stats).
  */
 static void
 emit_row(ReturnSetInfo *rsinfo, const PlanRow *row, bool allowed)
@@ -324,15 +325,17 @@ emit_row(ReturnSetInfo *rsinfo, const PlanRow *row, bool allowed)
 	bool		nulls[NG_PLANS_COLS];
 	const NgPlanRecord *r = &row->rec;
 	bool		minmax = r->min_time >= 0;
+	bool		shown = allowed || row->key.userid == GetUserId();
 	int			i = 0;
 
 	memset(nulls, 0, sizeof(nulls));
 	values[i++] = ObjectIdGetDatum(row->key.userid);
 	values[i++] = ObjectIdGetDatum(row->key.dbid);
-	values[i++] = Int64GetDatum((int64) row->key.queryid);
+	values[i] = Int64GetDatum((int64) row->key.queryid);
+	nulls[i++] = !shown;
 	values[i++] = BoolGetDatum(row->key.toplevel);
 	values[i] = Int64GetDatum((int64) row->key.planid);
-	nulls[i++] = row->key.other;
+	nulls[i++] = row->key.other || !shown;
 	values[i++] = Int64GetDatum(r->calls);
 	values[i++] = Float8GetDatum(r->total_time);
 	values[i++] = Float8GetDatum(minmax ? r->min_time : 0.0);
@@ -343,8 +346,8 @@ emit_row(ReturnSetInfo *rsinfo, const PlanRow *row, bool allowed)
 	nulls[i++] = (r->first_seen == 0);
 	values[i] = TimestampTzGetDatum(r->last_seen);
 	nulls[i++] = (r->last_seen == 0);
-	if (row->text !=NULL && (allowed || row->key.userid == GetUserId()))
-		values[i++] = CStringGetTextDatum(ng_text_for_reader(row->text,
+	if (row->plan_text != NULL && shown)
+		values[i++] = CStringGetTextDatum(ng_text_for_reader(row->plan_text,
 															 row->text_len,
 															 row->encoding));
 	else

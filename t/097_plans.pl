@@ -153,6 +153,17 @@ WHERE plan IS NOT NULL}), '0', 'no plan text');
 is($node->safe_psql('postgres', q{SELECT plan_calls_lost FROM pg_stat_statements_ng_info}),
 	'0', 'no plan calls lost');
 
+# another user's rows: no queryid, planid or text without pg_read_all_stats
+$node->safe_psql('postgres', q{
+CREATE ROLE r1 LOGIN; CREATE ROLE r2 LOGIN;
+SET ROLE r1; SELECT 41 + 1; RESET ROLE;});
+my $other = q{SELECT count(*), count(queryid), count(planid)
+FROM pg_stat_statements_ng_plans WHERE userid = 'r1'::regrole};
+is($node->safe_psql('postgres', "SET ROLE r2; $other"), '1|0|0',
+	'another user\'s plan row: no queryid or planid');
+is($node->safe_psql('postgres', "SET ROLE r1; $other"), '1|1|1',
+	'its own plan row: queryid and planid');
+
 # a min/max reset clears the plans' min/max, keeps their calls
 my $qid = $node->safe_psql('postgres', qq{
 SELECT queryid FROM pg_stat_statements_ng WHERE query = 'SELECT count(*) FROM t WHERE id < \$1'});
