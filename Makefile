@@ -72,6 +72,8 @@ OBJS = \
 	src/plan_text.o \
 	src/plan_text_fuzz.o \
 	src/plan_text_scrub.o \
+	src/plans.o \
+	src/plans_funcs.o \
 	src/waits_sql.o \
 	src/waits_window.o
 

@@ -13,6 +13,9 @@
 -- profile was full.
 -- sqlstates_lost: failures whose SQLSTATE pg_stat_statements_ng_errors does
 -- not show (the statement had no entry, or no memory for its SQLSTATEs).
+-- plan_text_memory_used, plan_text_memory_max: bytes of plan texts, and
+-- plan_text_memory; plan_texts_dropped: plan texts not kept (rate, memory,
+-- or none made); plan_calls_lost: executions counted in no plan's row.
 DROP VIEW pg_stat_statements_ng_info;
 DROP FUNCTION pg_stat_statements_ng_info();
 
@@ -40,7 +43,12 @@ CREATE FUNCTION pg_stat_statements_ng_info(
     -- 1.2: the wait profile
     OUT wait_samples_evicted bigint,
     -- 1.2: failed executions by SQLSTATE
-    OUT sqlstates_lost bigint
+    OUT sqlstates_lost bigint,
+    -- 1.2: plan statistics
+    OUT plan_text_memory_used bigint,
+    OUT plan_text_memory_max bigint,
+    OUT plan_texts_dropped bigint,
+    OUT plan_calls_lost bigint
 )
 RETURNS record
 AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_info_1_0'
@@ -637,6 +645,38 @@ CREATE VIEW pg_stat_statements_ng_activity AS
 GRANT SELECT ON pg_stat_statements_ng_activity TO PUBLIC;
 
 -- ---- plan identity (end) ----
+
+-- ---- plan statistics: calls, times and rows per (statement, plan) (begin) ----
+
+-- a row per plan of each statement (planid NULL: the plans beyond
+-- plans_per_statement, together); joins to pg_stat_statements_ng on
+-- (userid, dbid, queryid, toplevel)
+CREATE FUNCTION pg_stat_statements_ng_plans(
+    OUT userid oid,
+    OUT dbid oid,
+    OUT queryid bigint,
+    OUT toplevel bool,
+    OUT planid bigint,
+    OUT calls bigint,
+    OUT total_exec_time float8,
+    OUT min_exec_time float8,
+    OUT max_exec_time float8,
+    OUT mean_exec_time float8,
+    OUT rows bigint,
+    OUT first_seen timestamp with time zone,
+    OUT last_seen timestamp with time zone,
+    OUT plan text
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_plans_1_2'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW pg_stat_statements_ng_plans AS
+  SELECT * FROM pg_stat_statements_ng_plans();
+
+GRANT SELECT ON pg_stat_statements_ng_plans TO PUBLIC;
+
+-- ---- plan statistics (end) ----
 
 -- ---- the history: time windows of per-statement deltas ----
 

@@ -52,15 +52,21 @@ class Cluster:
         c = self.kind
         if self.contender == "qid":
             return {"compute_query_id": "on"}
+        if c == "ng" and os.environ.get("PGSSNG_BENCH_SETTINGS"):
+            # ours and ngbase alike: NAME=VALUE,... (e.g. track_plans=off)
+            extra = dict(kv.split("=", 1) for kv in
+                         os.environ["PGSSNG_BENCH_SETTINGS"].split(","))
+        else:
+            extra = {}
         if c in ("pgss", "psp") or self.contender == "ngbase":
             # ngbase: our builds before f361ef7 lost settings given under
             # our own names at start; the contrib-name aliases work at every
             # commit (and are contrib's names for pgss)
             return {"pg_stat_statements.max": max_entries,
-                    "pg_stat_statements.save": "off"}
+                    "pg_stat_statements.save": "off", **extra}
         if c == "ng":
             return {"pg_stat_statements_ng.max": max_entries,
-                    "pg_stat_statements_ng.save": "off"}
+                    "pg_stat_statements_ng.save": "off", **extra}
         # pg_stat_monitor has no entry-count limit (pgsm_max is megabytes)
         return {}
 

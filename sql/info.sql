@@ -13,10 +13,10 @@ SELECT 'two' AS a, 2 AS b;
 -- this query (its entry is made when it is parsed)
 SELECT entries, query_text_memory_used > 0 AS texts_kept
   FROM pg_stat_statements_ng_info;
--- text memory is exactly the stored texts, each with its 8-byte header and
+-- text memory is exactly the stored texts, each with its 16-byte header and
 -- its terminator: those shown, and the text of this query, stored when it
--- was parsed but not shown until it has run: 162 bytes, 8 and 1
-SELECT query_text_memory_used - (SELECT sum(8 + octet_length(query) + 1) FROM pg_stat_statements_ng)
+-- was parsed but not shown until it has run: 162 bytes, 16 and 1
+SELECT query_text_memory_used - (SELECT sum(16 + octet_length(query) + 1) FROM pg_stat_statements_ng)
        AS bytes_not_shown
   FROM pg_stat_statements_ng_info;
 

@@ -73,6 +73,9 @@ typedef struct NgSample
 	const struct JitInstrumentation *jitusage;
 	int64		parallel_workers_to_launch;
 	int64		parallel_workers_launched;
+	/* plan statistics (plans.h): an execution's plan, or 0 (none tracked) */
+	uint64		planid;
+	const struct QueryDesc *qd; /* the execution, for its plan's text */
 } NgSample;
 
 /*

@@ -115,7 +115,8 @@ typedef struct NgSharedEntry
 	int			encoding;		/* partition lock */
 	TimestampTz stats_since;	/* partition lock */
 	TimestampTz minmax_stats_since; /* partition lock */
-	TimestampTz text_stored_at; /* partition lock; 0 if no text */
+	/* partition lock; read as a hint without it: its plans (plans.h) */
+	dsa_pointer plans;
 } NgSharedEntry;
 
 /* DSA's size class an entry takes (dsa.c: ..., 512, 640, 768, 896, ...) */

@@ -435,7 +435,6 @@ evict_texts_in_partition(NgSharedPartition *part, uint64 cap)
 					ng_qtext_free(entry->qtext, entry->text_len);
 					entry->qtext = InvalidDsaPointer;
 					entry->text_len = 0;
-					entry->text_stored_at = 0;
 					entry->text_dropped = true;
 					dropped++;
 				}

@@ -105,7 +105,7 @@ ng_fpcache_store(NgFpCache *c, int p)
 											   ng_key_hash(&note->key), &dp);
 
 		if (entry != NULL && entry->qtext == note->qtext &&
-			entry->text_stored_at == note->text_stored_at)
+			ng_qtext_stored_at(entry->qtext) == note->text_stored_at)
 			pg_atomic_write_u64(ng_qtext_fingerprint(dsa_get_address(ng_area,
 																	 entry->qtext)),
 								note->fingerprint);

@@ -34,6 +34,7 @@
 #include "funcs.h"
 #include "guc.h"
 #include "keeper_start.h"
+#include "plans.h"
 #include "reader.h"
 #include "reset.h"
 #include "shmem.h"
@@ -181,15 +182,18 @@ pg_stat_statements_ng_reset_1_0(PG_FUNCTION_ARGS)
 
 #define NG_INFO_COLS_1_0	17
 #define NG_INFO_COLS_1_1	18	/* 1.1 adds dsa_failures */
-#define NG_INFO_COLS	21		/* 1.2 adds keeper_start_failures,
-								 * wait_samples_evicted and sqlstates_lost */
+#define NG_INFO_COLS	25		/* 1.2 adds keeper_start_failures,
+								 * wait_samples_evicted, sqlstates_lost and
+								 * the four of plan statistics */
 
 /*
  * pg_stat_statements_ng_info()
  *		Capacity and loss figures.  The same C function serves every
  *		version of the SQL function: it fills the columns the caller's row
  *		type has (17 in 1.0; 1.1 adds dsa_failures at the end, 1.2
- *		keeper_start_failures, wait_samples_evicted and sqlstates_lost).
+ *		keeper_start_failures, wait_samples_evicted, sqlstates_lost and
+ *		plan_text_memory_used, plan_text_memory_max, plan_texts_dropped,
+ *		plan_calls_lost).
  */
 Datum
 pg_stat_statements_ng_info_1_0(PG_FUNCTION_ARGS)
@@ -240,6 +244,11 @@ pg_stat_statements_ng_info_1_0(PG_FUNCTION_ARGS)
 								(int64) pg_atomic_read_u64(&ng_waits->evicted) : 0);
 	/* ---- 1.2: failed executions by SQLSTATE ---- */
 	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&ng_shared->sqlstates_lost));
+	/* ---- 1.2: plan statistics ---- */
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&ng_shared->plan_text_bytes));
+	values[i++] = Int64GetDatum((int64) ng_plan_text_memory_kb * 1024);
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&ng_shared->plan_texts_dropped));
+	values[i++] = Int64GetDatum((int64) pg_atomic_read_u64(&ng_shared->plan_calls_lost));
 	Assert(i == NG_INFO_COLS);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));

@@ -127,7 +127,7 @@ texts_take(TextScan *ts, const NgSharedEntry *entry)
 		ts->ntext += entry->text_len + 1;
 	}
 	row->key = entry->key;
-	row->stamp = row->len >= 0 ? entry->text_stored_at : 0;
+	row->stamp = row->len >= 0 ? ng_qtext_stored_at(entry->qtext) : 0;
 	row->encoding = entry->encoding;
 	ts->nrows++;
 	return true;

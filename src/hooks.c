@@ -50,6 +50,7 @@
 #include "measure.h"
 #include "planid.h"
 #include "plan_text.h"
+#include "plans.h"
 #include "utility.h"
 #include "waits.h"
 #include "qtext.h"
@@ -137,8 +138,10 @@ _PG_init(void)
 	/* we use core's queryid */
 	EnableQueryId();
 	ng_waits_define_gucs();
-	ng_define_gucs();
+	/* before ng_define_gucs, which reserves the prefix */
 	ng_planid_define_guc();
+	ng_plans_define_guc();
+	ng_define_gucs();
 	ng_install_hooks();
 	ng_timers_init();
 	RegisterXactCallback(ng_xact_callback, NULL);
@@ -429,7 +432,7 @@ plan_text_log(QueryDesc *queryDesc)
 		pfree(text);
 }
 
-StaticAssertDecl(sizeof(NgSample) == 2 * sizeof(int) + 9 * sizeof(int64),
+StaticAssertDecl(sizeof(NgSample) == 2 * sizeof(int) + 11 * sizeof(int64),
 				 "ng_ExecutorEnd sets every field of NgSample");
 
 static void
@@ -467,6 +470,10 @@ ng_ExecutorEnd(QueryDesc *queryDesc)
 		sample.jitusage = estate->es_jit ? &estate->es_jit->instr : NULL;
 		sample.parallel_workers_to_launch = NG_PARALLEL_TO_LAUNCH(estate);
 		sample.parallel_workers_launched = NG_PARALLEL_LAUNCHED(estate);
+		/* plan statistics: none while track_plans is off */
+		sample.planid = likely(ng_track_plans) ?
+			ng_planid_of(queryDesc->plannedstmt) : 0;
+		sample.qd = queryDesc;
 		ng_count(queryDesc->plannedstmt->queryId, queryDesc->sourceText,
 				 queryDesc->plannedstmt->stmt_location,
 				 queryDesc->plannedstmt->stmt_len, false, &sample);

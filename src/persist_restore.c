@@ -84,7 +84,7 @@ persist_merge_entry(NgSharedEntry *entry, const NgDumpEntry *de,
 		entry->qtext = *tdp;
 		entry->text_len = de->text_len;
 		entry->encoding = de->encoding;
-		entry->text_stored_at = de->text_stored_at;
+		ng_qtext_set_stored_at(entry->qtext, de->text_stored_at);
 		entry->text_dropped = false;
 		*tdp = InvalidDsaPointer;	/* the entry owns it */
 	}
@@ -159,7 +159,7 @@ ng_persist_restore_entry(const NgDumpEntry *de, const uint64 *hist,
 			entry->stats_since = de->stats_since;
 			entry->minmax_stats_since = de->minmax_stats_since;
 			if (DsaPointerIsValid(entry->qtext))
-				entry->text_stored_at = de->text_stored_at;
+				ng_qtext_set_stored_at(entry->qtext, de->text_stored_at);
 			else if (qtext != NULL)
 			{
 				/* the text did not fit: counted once, as at a parse */

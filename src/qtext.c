@@ -553,6 +553,7 @@ ng_qtext_store(const char *qtext, int len)
 	}
 	stored = dsa_get_address(ng_area, dp);
 	pg_atomic_init_u64(ng_qtext_fingerprint(stored), 0);
+	((NgQtextHeader *) stored)->stored_at = 0;
 	text = (char *) ng_qtext_text(stored);
 
 	memcpy(text, qtext, len);

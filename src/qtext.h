@@ -17,10 +17,12 @@
 #ifndef NG_QTEXT_H
 #define NG_QTEXT_H
 
+#include "datatype/timestamp.h"
 #include "port/atomics.h"
 #include "utils/dsa.h"
 
 #include "pg_stat_statements_ng.h"
+#include "shmem.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -51,6 +53,7 @@ extern TimestampTz ng_qtext_stamp(void);
 typedef struct NgQtextHeader
 {
 	pg_atomic_uint64 fingerprint;
+	TimestampTz stored_at;		/* its entry's text_stored_at: partition lock */
 } NgQtextHeader;
 
 #define NG_QTEXT_OVERHEAD(len)	((uint64) sizeof(NgQtextHeader) + (len) + 1)
@@ -60,6 +63,27 @@ static inline const char *
 ng_qtext_text(void *stored)
 {
 	return (const char *) stored + sizeof(NgQtextHeader);
+}
+
+/*
+ * ng_qtext_stored_at
+ *		The text_stored_at of an entry's text qtext (kept in the text's
+ *		header, the entry having no room for it), or 0 when it has none.
+ *		Caller holds the partition lock, any mode.
+ */
+static inline TimestampTz
+ng_qtext_stored_at(dsa_pointer qtext)
+{
+	if (!DsaPointerIsValid(qtext))
+		return 0;
+	return ((NgQtextHeader *) dsa_get_address(ng_area, qtext))->stored_at;
+}
+
+/* set the text_stored_at of a stored text (partition lock, exclusive) */
+static inline void
+ng_qtext_set_stored_at(dsa_pointer qtext, TimestampTz stored_at)
+{
+	((NgQtextHeader *) dsa_get_address(ng_area, qtext))->stored_at = stored_at;
 }
 
 /* the cached fingerprint cell of a stored text */

@@ -338,7 +338,7 @@ read_entries(NgSharedPartition *part, NgReader *r)
 			row.counters = entry_counters(r->scratch, entry, cur, &row.hist);
 			row.stats_since = entry->stats_since;
 			row.minmax_stats_since = entry->minmax_stats_since;
-			row.text_stored_at = entry->text_stored_at;
+			row.text_stored_at = ng_qtext_stored_at(entry->qtext);
 			row.encoding = entry->encoding;
 			row.qtext = NULL;
 			row.qtext_len = 0;

@@ -26,6 +26,7 @@
 #include "guc.h"
 #include "evict.h"
 #include "history.h"
+#include "plans.h"
 #include "reset.h"
 #include "shmem.h"
 #include "slots/slots.h"
@@ -146,6 +147,7 @@ reset_partition(NgSharedPartition *part, const ResetRequest *req)
 				if (minmax_only)
 				{
 					ng_counters_clear_minmax(&entry->counters);
+					ng_plans_clear_minmax(entry);
 					entry->minmax_generation++;
 					entry->minmax_stats_since = req->now;
 					/* changed: collectors (changed_since) see it again */

@@ -82,6 +82,9 @@ ng_store_init_shmem(void)
 		pg_atomic_init_u64(&ng_shared->folds, 0);
 		pg_atomic_init_u64(&ng_shared->hist_bytes, 0);
 		pg_atomic_init_u64(&ng_shared->sqlstates_lost, 0);
+		pg_atomic_init_u64(&ng_shared->plan_text_bytes, 0);
+		pg_atomic_init_u64(&ng_shared->plan_texts_dropped, 0);
+		pg_atomic_init_u64(&ng_shared->plan_calls_lost, 0);
 		pg_atomic_init_u32(&ng_shared->dsa_capped, 0);
 		pg_atomic_init_u64(&ng_shared->dsa_retry_at, 0);
 		ng_evict_init_shmem();

@@ -193,6 +193,10 @@ typedef struct NgSharedState
 	pg_atomic_uint64 keeper_start_failures; /* absences, for the info view */
 	pg_atomic_uint64 sqlstates_lost;	/* failures whose SQLSTATE was not
 										 * kept (entry_errors.c) */
+	/* plan statistics (plans.c), for the info view */
+	pg_atomic_uint64 plan_text_bytes;	/* DSA bytes held by plan texts */
+	pg_atomic_uint64 plan_texts_dropped;	/* plan texts not kept */
+	pg_atomic_uint64 plan_calls_lost;	/* calls no plan record took */
 	slock_t		mutex;			/* protects stats */
 	NgSharedStats stats;
 	/* the DSA area's first segment follows, then the slot areas */
@@ -216,6 +220,14 @@ extern int	ng_store_num_slot_procs(void);
 extern char *ng_store_slot_area_base(void);
 extern Size ng_shmem_fixed_size(void);
 extern void *ng_shmem_dsa_place(void);
+
+/* the partition of a key's hash (store.h's ng_key_hash) */
+#define ng_partition_of_hash(h)	((h) & (NG_NUM_PARTITIONS - 1))
+static inline NgSharedPartition *
+ng_partition(uint32 hash)
+{
+	return &ng_shared->partitions[ng_partition_of_hash(hash)];
+}
 
 #pragma GCC visibility pop
 

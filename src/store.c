@@ -55,6 +55,7 @@
 #include "entry_errors.h"
 #include "entry_hist.h"
 #include "guc.h"
+#include "plans.h"
 #include "qtext.h"
 #include "shmem.h"
 #include "store.h"
@@ -305,7 +306,8 @@ ng_entry_insert(NgSharedPartition *part, const NgEntryInsert *ins, bool *found)
 	entry->dead = false;
 	entry->qtext = qtext;
 	entry->text_len = DsaPointerIsValid(qtext) ? ins->text_len : 0;
-	entry->text_stored_at = DsaPointerIsValid(qtext) ? ng_qtext_stamp() : 0;
+	if (DsaPointerIsValid(qtext))
+		ng_qtext_set_stored_at(qtext, ng_qtext_stamp());
 	entry->encoding = ins->encoding;
 	now = GetCurrentTimestamp();
 	entry->stats_since = now;
@@ -349,7 +351,7 @@ ng_entry_unlink(NgSharedPartition *part, NgSharedEntry *entry, dsa_pointer dp)
 
 /*
  * ng_entry_release_memory
- *		Free an unlinked entry, its text and its histograms.  Caller holds the partition
+ *		Free an unlinked entry, its text, its histograms and its plans.  Caller holds the partition
  *		lock exclusively, or owns the unlinked entry (the keeper, which takes
  *		evicted entries from the history's lists), and knows no slot is
  *		bound to the entry.
@@ -361,6 +363,7 @@ ng_entry_release_memory(NgSharedEntry *entry, dsa_pointer dp)
 	if (DsaPointerIsValid(entry->qtext))
 		ng_qtext_free(entry->qtext, entry->text_len);
 	ng_entry_hist_free(entry);
+	ng_plans_free(entry);
 	dsa_free(ng_area, dp);
 }
 
@@ -385,6 +388,7 @@ ng_entry_recycle_memory(NgSharedEntry *entry, dsa_pointer dp)
 	if (DsaPointerIsValid(entry->qtext))
 		ng_qtext_free(entry->qtext, entry->text_len);
 	ng_entry_hist_free(entry);
+	ng_plans_free(entry);
 	prepared_entry = dp;
 }
 
@@ -404,7 +408,6 @@ ng_entry_drop(NgSharedPartition *part, NgSharedEntry *entry, dsa_pointer dp)
 		ng_qtext_free(entry->qtext, entry->text_len);
 		entry->qtext = InvalidDsaPointer;
 		entry->text_len = 0;
-		entry->text_stored_at = 0;
 	}
 	if (pg_atomic_read_u32(&entry->pins) == 0)
 		ng_entry_release_memory(entry, dp);

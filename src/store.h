@@ -16,7 +16,7 @@
  * partition lock held (ng_entry_prepare allocates before the lock).
  *
  * Locks, per function:
- *   ng_key_hash, ng_partition, ng_entry_reserve/_past_max/unreserve: none
+ *   ng_key_hash, ng_entry_reserve/_past_max/unreserve: none
  *     needed.
  *   ng_entry_lookup: the partition lock, any mode.
  *   ng_entry_prepare, ng_entry_prepared_release: no partition lock.
@@ -58,13 +58,6 @@ ng_key_mix64(const NgKey *key)
 	h *= UINT64CONST(0xc4ceb9fe1a85ec53);
 	h ^= h >> 33;
 	return h;
-}
-#define ng_partition_of_hash(h)	((h) & (NG_NUM_PARTITIONS - 1))
-/* the partition of a key's hash */
-static inline NgSharedPartition *
-ng_partition(uint32 hash)
-{
-	return &ng_shared->partitions[ng_partition_of_hash(hash)];
 }
 extern NgSharedEntry *ng_entry_lookup(NgSharedPartition *part,
 									  const NgKey *key, uint32 hash,

@@ -67,10 +67,10 @@ $paths});
 	# our library is what the name loaded; pg_settings lists the five
 	# settings with two names once, under the name in effect (contrib's):
 	# of ours, the 4 others, the wait profile's 2, the history's 4 and
-	# track_plans
+	# the plans' 3 (track_plans, plans_per_statement, plan_text_memory)
 	is( $node->safe_psql('postgres',
 			q{SELECT count(*) FROM pg_settings WHERE name LIKE 'pg\_stat\_statements\_ng.%'}),
-		'11', "$preload: our library is loaded");
+		'13', "$preload: our library is loaded");
 
 	# every pg_stat_statements.* setting is a real setting, with its source,
 	# and is the value in effect (ours shows it too)

@@ -91,7 +91,7 @@ SELECT i.dsa_failures,
          WHERE query LIKE 'CREATE TABLE tab_%'),
        i.evicted_calls,
        i.query_text_memory_used -
-       (SELECT coalesce(sum(8 + octet_length(query) + 1), 0) FROM pg_stat_statements_ng)
+       (SELECT coalesce(sum(16 + octet_length(query) + 1), 0) FROM pg_stat_statements_ng)
   FROM pg_stat_statements_ng_info i});
 note "dsa_failures=$failures entries=$entries rows=$rows calls=$shown_calls evicted=$evicted";
 cmp_ok($failures, '>', 0, 'the refused allocations are counted in dsa_failures');

@@ -5,10 +5,10 @@
 #    statements run once each hold exactly 50 x 640 bytes;
 #  - a statement whose durations spread over many buckets holds a group for
 #    each 16 of them it touched, and its histogram adds up to its calls;
-#  - a client backend's slot area is 32,384 bytes with 64 slots (506 per
-#    slot, cell pool included), 4,096 with 8: 100 more connections cost
-#    exactly 100 x 32,384 bytes; every other process below MaxBackends
-#    (autovacuum, background workers, walsenders) has 16 slots, 8,192 bytes
+#  - a client backend's slot area is 33,408 bytes with 64 slots (522 per
+#    slot, cell pool included), 4,224 with 8: 100 more connections cost
+#    exactly 100 x 33,408 bytes; every other process below MaxBackends
+#    (autovacuum, background workers, walsenders) has 16 slots, 8,448 bytes
 #    (8 when slots_per_backend is 8): slots_memory is exactly that sum, the
 #    number of such processes computed here from the server's settings for
 #    its major, and at most 4 MB at 100 connections and default settings;
@@ -29,9 +29,9 @@ use NgNode;
 
 my $entry_bytes = 640;
 my $group_bytes = 144;
-my $area_64 = 32384;
-my $area_16 = 8192;
-my $area_8 = 4096;
+my $area_64 = 33408;
+my $area_16 = 8448;
+my $area_8 = 4224;
 
 # walsenders at their default number (10), for the figures at the defaults
 # and for a walsender running SQL
@@ -130,13 +130,13 @@ sub expected_slots_memory
 
 my $slots_20 = info('slots_memory');
 is($slots_20, expected_slots_memory($area_64, $area_16),
-	'slots_memory, 20 connections: 32,384 bytes per client backend, 8,192 per other process'
+	'slots_memory, 20 connections: 33,408 bytes per client backend, 8,448 per other process'
 );
 $node->append_conf('postgresql.conf', "max_connections = 120\n");
 $node->restart;
 my $slots_120 = info('slots_memory');
 is($slots_120 - $slots_20, 100 * $area_64,
-	'100 more connections: 100 x 32,384 bytes of slots (506 per slot)');
+	'100 more connections: 100 x 33,408 bytes of slots (522 per slot)');
 is($slots_120, expected_slots_memory($area_64, $area_16),
 	'slots_memory, 120 connections: client and other areas');
 

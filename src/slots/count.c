@@ -35,6 +35,7 @@
 #include "counters_record.h"
 #include "entry_hist.h"
 #include "hist.h"
+#include "plans.h"
 #include "slots_int.h"
 
 /*
@@ -196,6 +197,12 @@ slot_record(NgSlot *slot, int i, NgSharedPartition *part,
 			slot->partition_generation = gen;
 		}
 	}
+	/* plan statistics: a new plan begins only in a slot with no execution */
+	if (unlikely(ng_sample_plan_differs(slot, sample)))
+	{
+		slot->planid = sample->planid;
+		slot->plan_first_at = sample->started_at;
+	}
 	ng_counters_record(&slot->counters, sample);
 	if (sample->failure == NG_SUCCEEDED)
 	{
@@ -327,6 +334,52 @@ count_refused(NgLocalEntry *le, const NgSample *sample)
 		ng_slot_count_refused(0, 0.0, 1, 1);
 }
 
+/*
+ * slot_plan_change
+ *		Plan statistics (plans.h): sample, an execution of le's key, runs
+ *		another plan than my slot *i counts.  A slot's executions since its
+ *		last fold are all of one plan: if it has any, fold it first (a bound
+ *		slot stays bound, an unbound one is released and *i bound anew);
+ *		then make the new plan's text (plans.c), when the slot is bound.
+ *		Waits for the partition lock, as a release does.  Returns le, found
+ *		again (making a text may change the local map); *i is -1 if the key
+ *		was refused a slot (the sample is then counted as such).
+ */
+static pg_noinline NgLocalEntry *
+slot_plan_change(NgLocalEntry *le, const NgSample *sample,
+				 const NgTextSource *src, int *i)
+{
+	NgKey		key = le->key;
+
+	if (slot_at(ngs_my_area, *i)->counters.calls[NG_EXEC] > 0)
+	{
+		/* an unbound slot, or one whose entry is dead, is released */
+		(void) ng_slot_flush(*i, true);
+		if (!ngs_local_slots[*i].in_use)
+		{
+			*i = ng_slot_bind(le, src, true);
+			if (*i < 0)
+			{
+				count_refused(le, sample);
+				return le;
+			}
+		}
+	}
+	if (ngs_local_slots[*i].entry != NULL)
+		ng_plans_array_ensure(ngs_local_slots[*i].entry);
+	ng_plans_text_note(*i, ngs_local_slots[*i].entry, sample);
+	le = local_entry_of(&key);
+	*i = le->slot;
+	if (unlikely(*i < 0))
+	{
+		/* the text's making counted statements that took the slot */
+		*i = ng_slot_bind(le, src, true);
+		if (*i < 0)
+			count_refused(le, sample);
+	}
+	return le;
+}
+
 /* a group a fold will have to make: see that there is a spare for it */
 static inline void
 slots_fill_spares(void)
@@ -389,6 +442,13 @@ slots_count_slow(NgLocalEntry *le, const NgSample *sample,
 			count_refused(le, sample);
 			return;
 		}
+		/* plan statistics: another plan than the slot's (rare) */
+		if (unlikely(ng_sample_plan_differs(slot_at(ngs_my_area, i), sample)))
+		{
+			le = slot_plan_change(le, sample, src, &i);
+			if (i < 0)
+				return;
+		}
 
 		/* a retry, or an unbound slot a reset voided: under the lock */
 		if (attempt > 0 || (ngs_local_slots[i].entry == NULL &&
@@ -437,10 +497,13 @@ slot_count_plain(NgLocalEntry *le, const NgSample *sample,
 	at = slot_cell_with_room(i, sample->kind, ng_hist_bucket(sample->time));
 	if (unlikely(at == NG_NO_CELL))
 		return false;
+	slot = slot_at(area, i);
+	/* plan statistics: another plan than the slot's is a rare event */
+	if (unlikely(sample->planid != slot->planid) && sample->kind == NG_EXEC)
+		return false;
 
 	if (sample->kind == NG_EXEC)
 		le->last_counted = ngs_use_clock + 1;	/* as slots_count_slow */
-	slot = slot_at(area, i);
 	slot_begin_write(slot);
 	ng_counters_record_plain(&slot->counters, sample);
 	ngs_pool[at].count++;

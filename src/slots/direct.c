@@ -24,6 +24,7 @@
 #include "counters_record.h"
 #include "entry_hist.h"
 #include "evict.h"
+#include "plans.h"
 #include "slots_int.h"
 
 /*
@@ -72,12 +73,17 @@ ng_slot_count_direct(NgLocalEntry *le, const NgSample *sample, const NgTextSourc
 	if (qtext)
 		pfree(qtext);
 	(void) ng_hist_spares_fill(1 + NG_HIST_SPARES_KEPT);
+	ng_plans_prepare(entry, sample->planid);	/* plan statistics */
 	LWLockAcquire(part->lock, LW_EXCLUSIVE);
 	if (entry != NULL)
 		entry = ng_entry_lookup(part, &le->key, hash, &res.dp);
 	if (entry != NULL)
+	{
+		(void) ng_plans_record_locked(entry, sample, true);
 		entry_record_locked(entry, sample);
+	}
 	LWLockRelease(part->lock);
+	ng_plans_prepared_release();
 	if (entry == NULL)
 		ng_note_loss(NG_LOSS_COUNTS, 1);
 }
@@ -105,6 +111,9 @@ ng_slot_count_into_entry(NgLocalEntry *le, const NgSample *sample)
 		!LWLockConditionalAcquire(part->lock, LW_EXCLUSIVE))
 		return false;
 	entry = ng_entry_lookup(part, &le->key, le->hash, &dp);
+	/* plan statistics: a new plan is counted in a slot, which makes it */
+	if (entry != NULL && !ng_plans_record_locked(entry, sample, false))
+		entry = NULL;
 	if (entry != NULL)
 		entry_record_locked(entry, sample);
 	LWLockRelease(part->lock);

@@ -78,7 +78,7 @@ slot_insert_locked(NgSharedPartition *part, const NgEntryRequest *req,
 		DsaPointerIsValid(*tdp))
 	{
 		entry->qtext = *tdp;
-		entry->text_stored_at = ng_qtext_stamp();
+		ng_qtext_set_stored_at(entry->qtext, ng_qtext_stamp());
 		entry->text_len = req->text_len;
 		entry->encoding = GetDatabaseEncoding();
 		entry->text_dropped = false;

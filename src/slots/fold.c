@@ -29,6 +29,7 @@
 #include "entry_hist.h"
 #include "evict.h"
 #include "history.h"
+#include "plans.h"
 #include "slots_int.h"
 
 /*
@@ -184,6 +185,9 @@ slot_move_counts(int i, NgSharedPartition *part)
 			ng_history_keep_unbound(slot->partition, &slot->key, counts);
 		}
 	}
+	/* plan statistics (plans.c): the slot's executions are of one plan */
+	ng_plans_fold(entry, slot, i, entry != NULL && ls->entry != NULL &&
+				  slot->minmax_generation != entry->minmax_generation);
 	return true;
 }
 
@@ -214,6 +218,7 @@ slot_fold_locked(int i)
 	slot_begin_write(slot);
 	slot->in_use = false;
 	slot->entry = InvalidDsaPointer;
+	slot->planid = 0;			/* plan statistics */
 	memset(&slot->counters, 0, sizeof(NgCounters));
 	slot_hist_clear(slot, i);
 	ngs_my_area->partition_of[i] = NG_SLOT_FREE;
@@ -248,6 +253,8 @@ slot_lock(NgSlot *slot, NgLocalSlot *ls, bool wait)
 	if (ls->entry != NULL)
 		need = ng_entry_hist_lacks(ls->entry, need);
 	(void) ng_hist_spares_fill(pg_popcount32(need) + NG_HIST_SPARES_KEPT);
+	if (slot->counters.calls[NG_EXEC] > 0 && !ngs_exiting)
+		ng_plans_prepare(ls->entry, slot->planid);	/* plan statistics */
 	if (wait)
 		LWLockAcquire(lock, LW_EXCLUSIVE);
 	else if (!LWLockConditionalAcquire(lock, LW_EXCLUSIVE))
@@ -275,17 +282,18 @@ ng_slot_release(int i, bool wait)
 		return false;
 	folded = slot_fold_locked(i);
 	LWLockRelease(ng_shared->partitions[slot->partition].lock);
+	ng_plans_prepared_release();	/* plan statistics */
 	return folded;
 }
 
 /*
- * slot_flush
+ * ng_slot_flush
  *		Fold bound slot i into its entry and leave it bound, empty (its cells
  *		back in the pool).  An unbound slot, or one whose entry a reset
  *		removed, is released instead.  Caller holds no partition lock.
  */
-static bool
-slot_flush(int i, bool wait)
+bool
+ng_slot_flush(int i, bool wait)
 {
 	NgSlot	   *slot = slot_at(ngs_my_area, i);
 	NgLocalSlot *ls = &ngs_local_slots[i];
@@ -308,6 +316,7 @@ slot_flush(int i, bool wait)
 		slot_end_write(slot);
 	}
 	LWLockRelease(part->lock);
+	ng_plans_prepared_release();	/* plan statistics */
 	return true;
 }
 
@@ -334,7 +343,7 @@ ng_slots_reclaim_cells(void)
 			best = i;
 	}
 	if (best >= 0)
-		(void) slot_flush(best, true);
+		(void) ng_slot_flush(best, true);
 }
 
 /*
@@ -364,7 +373,7 @@ ng_slots_flush_cells(void)
 			 at = pool[at].next)
 			flush = pool[at].count >= PG_INT32_MAX;
 		if (flush)
-			(void) slot_flush(i, false);
+			(void) ng_slot_flush(i, false);
 	}
 }
 

@@ -69,6 +69,14 @@ typedef struct NgSlot
 	uint16		hist_cells;		/* number of cells in the chain */
 	NgKey		key;
 	dsa_pointer entry;			/* bound entry, or InvalidDsaPointer */
+
+	/*
+	 * Plan statistics (plans.h): the plan all of the slot's executions since
+	 * its last fold ran (0: none, or none tracked), and the start of the
+	 * first of them.  Set only while the slot counts no execution.
+	 */
+	uint64		planid;
+	TimestampTz plan_first_at;
 	NgCounters	counters;		/* since last fold, but the histogram */
 } NgSlot;
 

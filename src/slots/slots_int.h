@@ -565,6 +565,7 @@ extern bool ng_slot_adopt_entry(int i, bool wait);
 extern void ng_slots_reclaim_cells(void);
 extern void ng_slots_flush_cells(void);
 extern bool ng_slot_release(int i, bool wait);
+extern bool ng_slot_flush(int i, bool wait);
 extern int	ng_slots_release_idle(int n);
 extern void ng_slot_count_refused(int64 calls, double exec_time, int64 failed,
 								  int64 refusals);
