@@ -12,14 +12,10 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('planid');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'pg_stat_statements_ng'
-});
-$node->start;
+use NgNode;
+
+my $node = ng_node('planid');
 $node->safe_psql('postgres', q{
-CREATE EXTENSION pg_stat_statements_ng;
 CREATE TABLE t (id int PRIMARY KEY, v int);
 INSERT INTO t SELECT g, g FROM generate_series(1, 10000) g;
 VACUUM ANALYZE t;

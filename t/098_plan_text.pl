@@ -17,17 +17,15 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('plan_text');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'pg_stat_statements_ng'
-max_parallel_workers_per_gather = 2
-});
-$node->start;
+use NgNode;
+
+my $node = ng_node(
+	'plan_text',
+	-extension => '',
+	max_parallel_workers_per_gather => 2);
 
 plan skip_all => 'pg_stat_statements_ng.debug_fault exists only in assertion builds'
-  if $node->safe_psql('postgres',
-	"SELECT current_setting('pg_stat_statements_ng.debug_fault', true) IS NULL") eq 't';
+  unless ng_has_debug_fault($node);
 
 my $major = int($node->safe_psql('postgres', 'SHOW server_version_num') / 10000);
 
