@@ -4,8 +4,8 @@
 # text) get texts until the texts fill it; the plans after them are counted
 # without text, each in plan_texts_dropped, plan_text_memory_used never
 # exceeds plan_text_memory_max, and every statement succeeds.  A larger cap
-# (ALTER SYSTEM, reload) gives a new plan its text.  A plan of 10,002 nodes
-# runs, its plan row counts its calls, and its text, not made, is counted
+# (ALTER SYSTEM, reload) gives a new plan its text.  A plan of 10,002 nodes (1,502
+# on 15 and 16) runs, its plan row counts its calls, and its text, not made, is counted
 # once per session that found the plan without text.
 use strict;
 use warnings FATAL => 'all';
@@ -121,10 +121,13 @@ sub union_all
 # 10,002 nodes (Aggregate, Append, 10,000 Results), run twice in a session
 # and once in another: three calls in one plan row, without text; its text
 # is tried once per session (the first execution of the plan in its slot),
-# each time too large, each counted
-my $big = 'SELECT count(*) FROM (' . union_all(1, 10000) . ') u;';
-is(tracked($big . $big), "10000\n10000", 'a plan of 10,002 nodes runs, twice');
-is(tracked($big), '10000', 'and again, in another session');
+# each time too large, each counted.  15 and 16's own planner takes
+# minutes over such a union (90 s without the extension on 15, here), so
+# there the plan has 1,502 nodes, still past plan_text.c's bound of 1,000
+my $n = $node->pg_version >= 17 ? 10000 : 1500;
+my $big = 'SELECT count(*) FROM (' . union_all(1, $n) . ') u;';
+is(tracked($big . $big), "$n\n$n", 'a plan of ' . ($n + 2) . ' nodes runs, twice');
+is(tracked($big), "$n", 'and again, in another session');
 is($node->safe_psql('postgres', q{
 SELECT s.calls || ' ' || p.calls || ' ' || (p.planid IS NOT NULL) || ' ' || (p.plan IS NULL)
 FROM pg_stat_statements_ng s
