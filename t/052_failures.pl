@@ -37,8 +37,12 @@ foreach my $i (1 .. 3)
 	$bg->query_until(qr/sleeping/, q{\echo sleeping
 SELECT pg_sleep(30);
 });
+	# cancel it once it sleeps: a cancel that reached it before, while it
+	# was idle after the echo, would be ignored
 	$node->poll_query_until('postgres',
-		"SELECT pg_cancel_backend($pid) AND true")
+		"SELECT wait_event = 'PgSleep' FROM pg_stat_activity WHERE pid = $pid")
+	  or die 'the statement did not start sleeping';
+	$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)") eq 't'
 	  or die 'cancel failed';
 	$bg->quit;
 }

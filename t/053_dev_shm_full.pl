@@ -82,8 +82,17 @@ for my $s (0 .. $n_sessions - 1)
 pass('no client error while the DSA area cannot grow');
 
 # Read from a session that exited: its slots are folded.
+# The checks below are not counted (track = none from the session's start):
+# a check's own statement, counted while the area is full in an unbound slot
+# of its backend, would show as a row without an entry until that backend's
+# exit folds it, which may come after the next check has read
+sub untracked
+{
+	local $ENV{PGOPTIONS} = '-c pg_stat_statements_ng.track=none';
+	return $node->safe_psql('postgres', $_[0]);
+}
 my ($failures, $entries, $rows, $shown_calls, $evicted, $textbytes_diff) = split /\|/,
-  $node->safe_psql('postgres', q{
+  untracked(q{
 SELECT i.dsa_failures,
        i.entries,
        (SELECT count(*) FROM pg_stat_statements_ng),
@@ -98,7 +107,7 @@ cmp_ok($failures, '>', 0, 'the refused allocations are counted in dsa_failures')
 cmp_ok($shown_calls, '<', $n_statements, 'not every statement got an entry');
 is($shown_calls + $evicted, $n_statements,
 	'every CREATE TABLE is a call or in evicted_calls');
-is($node->safe_psql('postgres', q{
+is(untracked(q{
 SELECT (SELECT entries FROM pg_stat_statements_ng_info) -
        (SELECT count(*) FROM pg_stat_statements_ng)}), '0',
 	'entries equals the rows of the view: no reservation leaked');
@@ -181,7 +190,7 @@ SELECT count(*) || ' ' || sum(calls) FROM pg_stat_statements_ng
 is($node->safe_psql('postgres',
 		'SELECT dsa_failures FROM pg_stat_statements_ng_info'),
 	$failures_before, 'and nothing more is refused');
-is($node->safe_psql('postgres', q{
+is(untracked(q{
 SELECT (SELECT entries FROM pg_stat_statements_ng_info) -
        (SELECT count(*) FROM pg_stat_statements_ng)}), '0',
 	'entries still equals the rows');
