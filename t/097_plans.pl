@@ -43,10 +43,18 @@ SELECT pg_stat_statements_ng_reset();
 # the plan rows of the statement whose text is $query: "planid-or-other:calls"
 # (planid shown as "p", NULL as "other"), most calls first; and the sum of
 # their calls and the statement's calls
+my $bg_pid = 0;
 sub plans_of
 {
 	my ($query, $toplevel) = @_;
 	$toplevel //= 'true';
+	# a session's plan texts are installed by its slots' fold at its exit:
+	# wait for the sessions that ran the workload to have exited (the
+	# counts are exact before, the texts only after)
+	$node->poll_query_until('postgres', qq{
+SELECT count(*) = 0 FROM pg_stat_activity
+ WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()
+   AND pid <> $bg_pid}) or die 'a session did not exit';
 	my $q = $query =~ s/'/''/gr;
 	return $node->safe_psql('postgres', qq{
 SELECT string_agg(CASE WHEN p.planid IS NULL THEN 'other' ELSE 'p' END
@@ -90,6 +98,7 @@ Aggregate
 # exact while another session's counts are in its slot: a session that
 # stays open and idle keeps them there (no fold)
 my $bg = $node->background_psql('postgres');
+$bg_pid = $bg->query_safe('SELECT pg_backend_pid()');
 $bg->query_safe("$on SELECT count(*) FROM t WHERE id < 10;") for 1 .. 7;
 is(plans_of($flip), 'p:30:text p:27:text|57|57',
 	'another session\'s counts in its slot, not folded: read exactly');
