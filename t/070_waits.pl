@@ -252,13 +252,22 @@ is( $node->safe_psql('postgres',
 		"SELECT count(*) FROM pg_stat_statements_ng_waits WHERE queryid IN ($ids)"),
 	'0', 'and nothing of it is loaded');
 
-# a crash: the profile starts empty, and a file left beside is not loaded
+# a crash: the profile starts empty, and a file left beside is not loaded.
+# The sampler is started by the postmaster: wait for it before the sleep it
+# must see.  Only the PgSleep row is counted (a sample may also catch the
+# statement's start on CPU).
+for (1 .. 100)
+{
+	last if sampler_pid();
+	$node->safe_psql('postgres', 'SELECT pg_sleep(0.1)');
+}
 $node->safe_psql('postgres', 'SELECT pg_sleep(0.3) AS before_crash');
 my ($crash_q) = $node->safe_psql('postgres',
 	'EXPLAIN (VERBOSE, COSTS OFF) SELECT pg_sleep(0.3) AS before_crash') =~
   /Query Identifier: (-?\d+)/;
 my $crash_rows =
-  "SELECT count(*) FROM pg_stat_statements_ng_waits WHERE queryid = $crash_q";
+  "SELECT count(*) FROM pg_stat_statements_ng_waits WHERE queryid = $crash_q AND wait_event = 'PgSleep'";
+is($node->safe_psql('postgres', $crash_rows), '1', 'the sleep has its PgSleep row');
 $node->stop;
 copy($file, "$file.kept") or die;
 $node->start;
