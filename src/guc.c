@@ -112,6 +112,9 @@ static const struct config_enum_entry debug_fault_options[] = {
 	{"stall_reset", NG_FAULT_STALL_RESET, false},
 	{"plan_text_log", NG_FAULT_PLAN_TEXT_LOG, false},
 	{"plan_text_error", NG_FAULT_PLAN_TEXT_ERROR, false},
+	{"plan_array_refused", NG_FAULT_PLAN_ARRAY_REFUSED, false},
+	{"plan_text_refused", NG_FAULT_PLAN_TEXT_REFUSED, false},
+	{"planid_unknown_hashjoin", NG_FAULT_PLANID_UNKNOWN_HASHJOIN, false},
 	{NULL, 0, false}
 };
 

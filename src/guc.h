@@ -53,7 +53,10 @@ extern bool ng_dropin_preloaded(void);
  * pg_stat_statements_ng.debug_fault does not exist in release builds, and
  * NG_DEBUG_FAULT is then false): an ERROR inside the recording of failures,
  * a full disk under the dump, each plan's text logged at ExecutorEnd (or
- * its making failing with an ERROR, caught: plan_text.c), or a stall, while the file "pgssng_stall" exists in the data directory
+ * its making failing with an ERROR, caught: plan_text.c), the next DSA
+ * allocation of a plan array or of a plan text refused (plans.c), Hash
+ * Join nodes hashed as a node type the plan id does not know (planid.c),
+ * or a stall, while the file "pgssng_stall" exists in the data directory
  * (at most 60 s), at a point a real process can be stopped at.
  */
 typedef enum NgDebugFault
@@ -68,7 +71,10 @@ typedef enum NgDebugFault
 	NG_FAULT_STALL_RESET,		/* a reset, between a partition's void and its
 								 * copy for the history */
 	NG_FAULT_PLAN_TEXT_LOG,		/* every ExecutorEnd logs its plan's text */
-	NG_FAULT_PLAN_TEXT_ERROR	/* the same, the text's making failing */
+	NG_FAULT_PLAN_TEXT_ERROR,	/* the same, the text's making failing */
+	NG_FAULT_PLAN_ARRAY_REFUSED,	/* once, a plan array's allocation */
+	NG_FAULT_PLAN_TEXT_REFUSED, /* once, a plan text's allocation */
+	NG_FAULT_PLANID_UNKNOWN_HASHJOIN	/* every Hash Join, in plan ids */
 } NgDebugFault;
 
 extern int	ng_debug_fault;

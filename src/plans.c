@@ -34,6 +34,7 @@
 #include "utils/timestamp.h"
 
 #include "alloc.h"
+#include "guc.h"
 #include "plan_text.h"
 #include "plans.h"
 
@@ -95,6 +96,23 @@ ng_plans_define_guc(void)
 							NULL, NULL, NULL);
 }
 
+/*
+ * plans_dsa_allocate
+ *		ng_dsa_allocate, or, while the one-shot fault (guc.h) is armed, a
+ *		refusal as DSA's when the area cannot grow: InvalidDsaPointer, the
+ *		fault disarmed.  No partition lock held.
+ */
+static dsa_pointer
+plans_dsa_allocate(Size size, int flags, NgDebugFault fault)
+{
+	if (NG_DEBUG_FAULT(fault))
+	{
+		ng_debug_fault_armed = false;
+		return InvalidDsaPointer;
+	}
+	return ng_dsa_allocate(size, flags);
+}
+
 /* bytes of a plan array of nplans records and "other" */
 static Size
 plans_array_size(int nplans)
@@ -116,8 +134,9 @@ ng_plans_prepare(const NgSharedEntry *entry, uint64 planid)
 	if (planid == 0 || DsaPointerIsValid(plans_spare) ||
 		(entry != NULL && DsaPointerIsValid(entry->plans)))
 		return;
-	plans_spare = ng_dsa_allocate(plans_array_size(ng_plans_per_statement),
-								  DSA_ALLOC_ZERO);
+	plans_spare = plans_dsa_allocate(plans_array_size(ng_plans_per_statement),
+									 DSA_ALLOC_ZERO,
+									 NG_FAULT_PLAN_ARRAY_REFUSED);
 }
 
 /*
@@ -538,7 +557,8 @@ ng_plans_text_note(int i, const NgSharedEntry *entry, const NgSample *sample)
 	}
 	if (pg_atomic_add_fetch_u64(&ng_shared->plan_text_bytes, (uint64) len + 1) >
 		(uint64) ng_plan_text_memory_kb * 1024 ||
-		!DsaPointerIsValid(dp = ng_dsa_allocate(len + 1, 0)))
+		!DsaPointerIsValid(dp = plans_dsa_allocate(len + 1, 0,
+												   NG_FAULT_PLAN_TEXT_REFUSED)))
 	{
 		pg_atomic_fetch_sub_u64(&ng_shared->plan_text_bytes, (uint64) len + 1);
 		pg_atomic_fetch_add_u64(&ng_shared->plan_texts_dropped, 1);
