@@ -22,7 +22,7 @@
  *
  * A node type this file does not know (a newer minor's) is hashed by its
  * tag, and its lefttree and righttree are walked as every Plan has them:
- * never an error.  The walk is iterative, with a stack of at most
+ * never an error.  A test fault (guc.h) makes every Hash Join such a node.  The walk is iterative, with a stack of at most
  * NG_PLANID_MAX_DEPTH frames on the C stack: a node deeper than that is
  * hashed as a marker and its subtree skipped, so the time is linear in the
  * nodes and nothing is allocated for the walk.
@@ -45,6 +45,7 @@
 #include "parser/parsetree.h"
 #include "utils/guc.h"
 
+#include "guc.h"
 #include "planid.h"
 
 bool		ng_track_plans = true;
@@ -85,6 +86,20 @@ planid_rel(uint64 h, const PlannedStmt *pstmt, Index rti)
 }
 
 /*
+ * planid_known_tag
+ *		The type plan is hashed and walked as: its tag, or T_Invalid (a type
+ *		not known) for a Hash Join under the test fault (guc.h).
+ */
+static inline NodeTag
+planid_known_tag(const Plan *plan)
+{
+	if (NG_DEBUG_FAULT(NG_FAULT_PLANID_UNKNOWN_HASHJOIN) &&
+		IsA(plan, HashJoin))
+		return T_Invalid;
+	return nodeTag(plan);
+}
+
+/*
  * planid_node
  *		Hash what one node contributes of its own (not its children).
  */
@@ -92,7 +107,7 @@ static uint64
 planid_node(uint64 h, const PlannedStmt *pstmt, const Plan *plan)
 {
 	h = planid_mix(h, (uint32) nodeTag(plan));
-	switch (nodeTag(plan))
+	switch (planid_known_tag(plan))
 	{
 		case T_SeqScan:
 		case T_SampleScan:
@@ -141,7 +156,7 @@ planid_node(uint64 h, const PlannedStmt *pstmt, const Plan *plan)
 static const List *
 planid_extra(const Plan *plan)
 {
-	switch (nodeTag(plan))
+	switch (planid_known_tag(plan))
 	{
 		case T_Append:
 			return ((const Append *) plan)->appendplans;
