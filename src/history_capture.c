@@ -191,8 +191,9 @@ ng_history_capture_slots(void *arg, int p, uint32 old_generation)
 {
 	HistoryCapture *cap = arg;
 	NgSharedPartition *part = &ng_shared->partitions[p];
-	int			nprocs = ng_store_num_slot_procs();
-	volatile uint32 *masks = ng_slots_partition_masks();
+	NgPartitionSlots it;
+	NgBackendSlots *area;
+	int			i;
 	NgSlot		copy;
 
 	if (cap == NULL)
@@ -200,35 +201,27 @@ ng_history_capture_slots(void *arg, int p, uint32 old_generation)
 	Assert(LWLockHeldByMeInMode(part->lock, LW_EXCLUSIVE));
 	if (cap->nrows == 0 || cap->rows[cap->nrows - 1].p != p)
 		cap->partition_start = cap->nrows;
-	for (int proc = 0; proc < nprocs; proc++)
+	ng_partition_slots_begin(&it, p);
+	while (ng_partition_slots_next(&it, &area, &i))
 	{
-		NgBackendSlots *area;
-
-		if ((masks[proc] & NG_PARTITION_BIT(p)) == 0)
-			continue;			/* no slot of proc counts for p (slots.h) */
-		area = ng_slots_of_proc(proc);
-		for (int i = 0; i < (int) area->nslots; i++)
+		if (!capture_copy_slot(cap, area, i, &copy) ||
+			!copy.in_use || copy.partition != p)
+			continue;
+		if (DsaPointerIsValid(copy.entry))
 		{
-			if (area->partition_of[i] != p ||
-				!capture_copy_slot(cap, area, i, &copy) ||
-				!copy.in_use || copy.partition != p)
-				continue;
-			if (DsaPointerIsValid(copy.entry))
-			{
-				for (int r = cap->partition_start; r < cap->nrows; r++)
-					if (cap->rows[r].entry == copy.entry)
-					{
-						capture_add_slot(&cap->rows[r], &copy, cap->cells);
-						break;
-					}
-			}
-			else if (copy.partition_generation == old_generation &&
-					 part->generation != old_generation &&
-					 ng_counters_any(&copy.counters))
-				capture_add_slot(capture_new_row(cap, p, &copy.key,
-												 InvalidDsaPointer),
-								 &copy, cap->cells);
+			for (int r = cap->partition_start; r < cap->nrows; r++)
+				if (cap->rows[r].entry == copy.entry)
+				{
+					capture_add_slot(&cap->rows[r], &copy, cap->cells);
+					break;
+				}
 		}
+		else if (copy.partition_generation == old_generation &&
+				 part->generation != old_generation &&
+				 ng_counters_any(&copy.counters))
+			capture_add_slot(capture_new_row(cap, p, &copy.key,
+											 InvalidDsaPointer),
+							 &copy, cap->cells);
 	}
 	part->history_pending++;
 	cap->pending[p] = true;

@@ -209,31 +209,23 @@ static PlanReadResult
 read_slots(int p, HTAB *rows, bool skip_busy, int *skipped)
 {
 	NgSharedPartition *part = &ng_shared->partitions[p];
-	int			nprocs = ng_store_num_slot_procs();
-	volatile uint32 *masks = ng_slots_partition_masks();
+	NgPartitionSlots it;
+	NgBackendSlots *area;
+	int			i;
 	NgSlot		copy;
 
-	for (int proc = 0; proc < nprocs; proc++)
+	ng_partition_slots_begin(&it, p);
+	while (ng_partition_slots_next(&it, &area, &i))
 	{
-		NgBackendSlots *area;
-
-		if ((masks[proc] & NG_PARTITION_BIT(p)) == 0)
-			continue;
-		area = ng_slots_of_proc(proc);
-		for (int i = 0; i < (int) area->nslots; i++)
+		if (!ng_slot_try_read(area, ng_slot_at(area, i), &copy, NULL))
 		{
-			if (area->partition_of[i] != p)
-				continue;
-			if (!ng_slot_try_read(area, ng_slot_at(area, i), &copy, NULL))
-			{
-				if (!skip_busy)
-					return PLAN_READ_BUSY;
-				(*skipped)++;
-				continue;
-			}
-			if (copy.partition == p)
-				read_slot(part, &copy, rows);
+			if (!skip_busy)
+				return PLAN_READ_BUSY;
+			(*skipped)++;
+			continue;
 		}
+		if (copy.partition == p)
+			read_slot(part, &copy, rows);
 	}
 	return PLAN_READ_DONE;
 }

@@ -192,45 +192,37 @@ static NgReadResult
 copy_slots(int p, NgSharedPartition *part, NgReadScratch *s, bool skip_busy,
 		   int *skipped)
 {
-	int			nprocs = ng_store_num_slot_procs();
-	volatile uint32 *masks = ng_slots_partition_masks();
+	NgPartitionSlots it;
+	NgBackendSlots *area;
+	int			i;
 
 	s->nslots = 0;
 	s->ncells = 0;
-	for (int proc = 0; proc < nprocs; proc++)
+	ng_partition_slots_begin(&it, p);
+	while (ng_partition_slots_next(&it, &area, &i))
 	{
-		NgBackendSlots *area;
+		NgSlot	   *copy = &s->slots[s->nslots];
 
-		if ((masks[proc] & NG_PARTITION_BIT(p)) == 0)
-			continue;			/* no slot of proc counts for p */
-		area = ng_slots_of_proc(proc);
-		for (int i = 0; i < (int) area->nslots; i++)
+		if (s->nslots == s->maxslots ||
+			s->ncells + (int) area->ncells > s->maxcells)
+			return NG_READ_SLOTS_FULL;
+		if (!ng_slot_try_read(area, ng_slot_at(area, i), copy,
+							  &s->cells[s->ncells]))
 		{
-			NgSlot	   *copy = &s->slots[s->nslots];
-
-			if (area->partition_of[i] != p)
-				continue;
-			if (s->nslots == s->maxslots ||
-				s->ncells + (int) area->ncells > s->maxcells)
-				return NG_READ_SLOTS_FULL;
-			if (!ng_slot_try_read(area, ng_slot_at(area, i), copy,
-								  &s->cells[s->ncells]))
-			{
-				if (!skip_busy)
-					return NG_READ_BUSY;
-				(*skipped)++;
-				continue;
-			}
-			if (!copy->in_use || copy->partition != p)
-				continue;
-			if (!DsaPointerIsValid(copy->entry) &&
-				(copy->partition_generation != part->generation ||
-				 !ng_counters_any(&copy->counters)))
-				continue;		/* counted before a reset, or empty */
-			s->cell_at[s->nslots] = s->ncells;
-			s->ncells += copy->hist_cells;
-			s->nslots++;
+			if (!skip_busy)
+				return NG_READ_BUSY;
+			(*skipped)++;
+			continue;
 		}
+		if (!copy->in_use || copy->partition != p)
+			continue;
+		if (!DsaPointerIsValid(copy->entry) &&
+			(copy->partition_generation != part->generation ||
+			 !ng_counters_any(&copy->counters)))
+			continue;			/* counted before a reset, or empty */
+		s->cell_at[s->nslots] = s->ncells;
+		s->ncells += copy->hist_cells;
+		s->nslots++;
 	}
 	return NG_READ_DONE;
 }

@@ -77,28 +77,20 @@ reset_matches(const NgKey *key, Oid userid, Oid dbid, uint64 queryid)
 static bool
 reset_voids_unbound(int p, Oid userid, Oid dbid, uint64 queryid)
 {
-	int			nprocs = ng_store_num_slot_procs();
-	volatile uint32 *masks = ng_slots_partition_masks();
+	NgPartitionSlots it;
+	NgBackendSlots *area;
+	int			i;
 	NgSlot		copy;
 
-	for (int proc = 0; proc < nprocs; proc++)
+	ng_partition_slots_begin(&it, p);
+	while (ng_partition_slots_next(&it, &area, &i))
 	{
-		NgBackendSlots *area;
-
-		if ((masks[proc] & NG_PARTITION_BIT(p)) == 0)
-			continue;			/* no slot of proc counts for p (slots.h) */
-		area = ng_slots_of_proc(proc);
-		for (int i = 0; i < (int) area->nslots; i++)
-		{
-			if (area->partition_of[i] != p)
-				continue;
-			if (!ng_slot_try_read(area, ng_slot_at(area, i), &copy, NULL))
-				memcpy(&copy, ng_slot_at(area, i), sizeof(NgSlot));
-			if (copy.in_use && copy.partition == p &&
-				!DsaPointerIsValid(copy.entry) &&
-				reset_matches(&copy.key, userid, dbid, queryid))
-				return true;
-		}
+		if (!ng_slot_try_read(area, ng_slot_at(area, i), &copy, NULL))
+			memcpy(&copy, ng_slot_at(area, i), sizeof(NgSlot));
+		if (copy.in_use && copy.partition == p &&
+			!DsaPointerIsValid(copy.entry) &&
+			reset_matches(&copy.key, userid, dbid, queryid))
+			return true;
 	}
 	return false;
 }

@@ -170,6 +170,59 @@ ng_slot_at(NgBackendSlots *area, int index)
 }
 
 /*
+ * ng_partition_slots_begin
+ *		Start a walk over the slots that may count for partition p
+ *		(slots.h).  No lock.
+ */
+void
+ng_partition_slots_begin(NgPartitionSlots * it, int p)
+{
+	it->p = p;
+	it->nprocs = ng_store_num_slot_procs();
+	it->proc = -1;
+	it->next = 0;
+	it->area = NULL;
+	it->masks = ng_slots_partition_masks();
+}
+
+/*
+ * ng_partition_slots_next
+ *		The walk's next slot whose map says it counts for the partition:
+ *		its area and index into *area and *index; false when there is none
+ *		left.  No lock.
+ */
+bool
+ng_partition_slots_next(NgPartitionSlots * it, NgBackendSlots **area,
+						int *index)
+{
+	for (;;)
+	{
+		if (it->area == NULL)
+		{
+			while (++it->proc < it->nprocs &&
+				   (it->masks[it->proc] & NG_PARTITION_BIT(it->p)) == 0)
+				;				/* no slot of this process counts for p */
+			if (it->proc >= it->nprocs)
+				return false;
+			it->area = ng_slots_of_proc(it->proc);
+			it->next = 0;
+		}
+		while (it->next < (int) it->area->nslots)
+		{
+			int			i = it->next++;
+
+			if (it->area->partition_of[i] == it->p)
+			{
+				*area = it->area;
+				*index = i;
+				return true;
+			}
+		}
+		it->area = NULL;
+	}
+}
+
+/*
  * ng_slots_init_shmem
  *		Lay out every process's area and mark its slots free (postmaster, at
  *		startup).

@@ -15,7 +15,8 @@
  * already has a slot takes no lock and no atomic read-modify-write (but for
  * two rare events, count.c); ng_slots_note_parse waits for the
  * partition lock only to create an entry; ng_slots_maintenance never waits
- * for a lock.  ng_slots_of_proc, ng_slot_at, ng_slot_try_read: no lock (a
+ * for a lock.  ng_slots_of_proc, ng_slot_at, ng_slot_try_read and the walk
+ * over a partition's slots (ng_partition_slots_next): no lock (a
  * reader that must see every slot of a partition consistently holds that
  * partition's lock, shared).  ng_stats_read: caller holds no lock of ours
  * (it takes the spinlock, and may wait for an owner writing its refused
@@ -152,6 +153,37 @@ typedef struct NgBackendSlots
  * slots of idle and unused connections cost a read one bit each.
  */
 extern volatile uint32 *ng_slots_partition_masks(void);
+
+/*
+ * A walk over the slots that may count for partition p: those whose
+ * partition_of is p, in the areas of the processes whose partition mask
+ * has p (the others are skipped one bit each).  A slot found may be
+ * changing: the caller copies it (ng_slot_try_read) and checks the copy.
+ *
+ *		NgPartitionSlots it;
+ *		NgBackendSlots *area;
+ *		int			i;
+ *
+ *		ng_partition_slots_begin(&it, p);
+ *		while (ng_partition_slots_next(&it, &area, &i))
+ *			... ng_slot_at(area, i) ...
+ *
+ * No lock is taken; a caller that must see every such slot holds p's
+ * partition lock.
+ */
+typedef struct NgPartitionSlots
+{
+	int			p;				/* the partition */
+	int			nprocs;			/* processes that have an area */
+	int			proc;			/* the process whose area is walked */
+	int			next;			/* its next slot to look at */
+	NgBackendSlots *area;		/* its area; NULL: find the next process */
+	volatile uint32 *masks;		/* ng_slots_partition_masks() */
+}			NgPartitionSlots;
+
+extern void ng_partition_slots_begin(NgPartitionSlots * it, int p);
+extern bool ng_partition_slots_next(NgPartitionSlots * it,
+									NgBackendSlots **area, int *index);
 
 extern Size ng_slots_shmem_size(void);
 extern Size ng_slots_areas_size(void);
