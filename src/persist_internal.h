@@ -89,14 +89,14 @@ typedef struct NgDumpErrorsHead
 {
 	int64		sqlstates_lost; /* the info figure */
 	uint64		nerrors;		/* NgDumpErrors that follow */
-}			NgDumpErrorsHead;
+} NgDumpErrorsHead;
 
 /* one entry's failures by SQLSTATE (a zero queryid: padding) */
 typedef struct NgDumpErrors
 {
 	NgKey		key;
 	NgErrorCount counts[NG_ERROR_SQLSTATES + 1];
-}			NgDumpErrors;
+} NgDumpErrors;
 
 /* Format 7: what follows the failures (plans.h) */
 typedef struct NgDumpPlansHead
@@ -104,7 +104,7 @@ typedef struct NgDumpPlansHead
 	int64		plan_texts_dropped; /* the info figures */
 	int64		plan_calls_lost;
 	uint64		nplans;			/* NgDumpPlan that follow */
-}			NgDumpPlansHead;
+} NgDumpPlansHead;
 
 /*
  * One row of pg_stat_statements_ng_plans, then its text (text_len bytes).
@@ -124,7 +124,7 @@ typedef struct NgDumpPlan
 	TimestampTz last_seen;
 	int32		text_len;		/* -1: no text */
 	int32		encoding;
-}			NgDumpPlan;
+} NgDumpPlan;
 
 /*
  * The most plan text bytes a dump may hold: those it was saved with were
@@ -210,10 +210,10 @@ extern void ng_persist_restore_begin(void);
 extern bool ng_persist_restore_entry(const NgDumpEntry *de, const uint64 *hist,
 									 const char *qtext);
 extern bool ng_persist_restore_voided(void);
-extern void ng_persist_restore_errors(const NgDumpErrors * de);
+extern void ng_persist_restore_errors(const NgDumpErrors *de);
 extern void ng_persist_restore_errors_lost(int64 lost);
-extern void ng_persist_restore_plan(const NgDumpPlan * dp, const char *text);
-extern void ng_persist_restore_plans_end(const NgDumpPlansHead * head);
+extern void ng_persist_restore_plan(const NgDumpPlan *dp, const char *text);
+extern void ng_persist_restore_plans_end(const NgDumpPlansHead *head);
 extern void ng_persist_merge_stats(const NgSharedStats *saved);
 
 #pragma GCC visibility pop

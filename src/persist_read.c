@@ -120,7 +120,7 @@ persist_check_entry(NgDumpReader *r, NgDumpEntry *de, uint64 *hist,
  *		NULL if they are fine, else why not.
  */
 static const char *
-persist_check_errors(NgDumpReader *r, NgDumpErrors * de)
+persist_check_errors(NgDumpReader *r, NgDumpErrors *de)
 {
 	if (!ng_dump_read(r, de, sizeof(*de), NULL))
 		return "truncated SQLSTATE counts";
@@ -147,7 +147,7 @@ persist_check_errors(NgDumpReader *r, NgDumpErrors * de)
  */
 static const char *
 persist_errors_head(NgDumpReader *r, const NgDumpHeader *hdr,
-					NgDumpErrorsHead * head)
+					NgDumpErrorsHead *head)
 {
 	memset(head, 0, sizeof(*head));
 	if (hdr->format < 6)
@@ -190,7 +190,7 @@ persist_check_errors_all(NgDumpReader *r, const NgDumpHeader *hdr)
  */
 static const char *
 persist_plans_head(NgDumpReader *r, const NgDumpHeader *hdr,
-				   NgDumpPlansHead * head)
+				   NgDumpPlansHead *head)
 {
 	memset(head, 0, sizeof(*head));
 	if (hdr->format < 7)
@@ -216,7 +216,7 @@ persist_plans_head(NgDumpReader *r, const NgDumpHeader *hdr,
  *		fine, else why not.
  */
 static const char *
-persist_check_plan(NgDumpReader *r, NgDumpPlan * dp, char **text)
+persist_check_plan(NgDumpReader *r, NgDumpPlan *dp, char **text)
 {
 	bool		nul = false;
 	char	   *tbuf = NULL;

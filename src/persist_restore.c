@@ -199,7 +199,7 @@ ng_persist_restore_entry(const NgDumpEntry *de, const uint64 *hist,
  *		no lock of ours.
  */
 void
-ng_persist_restore_errors(const NgDumpErrors * de)
+ng_persist_restore_errors(const NgDumpErrors *de)
 {
 	uint32		hash = ng_key_hash(&de->key);
 	NgSharedPartition *part = ng_partition(hash);
@@ -259,7 +259,7 @@ static int64 restore_plan_texts_dropped;
  *		Caller: the keeper, holding no lock of ours.
  */
 void
-ng_persist_restore_plan(const NgDumpPlan * dp, const char *text)
+ng_persist_restore_plan(const NgDumpPlan *dp, const char *text)
 {
 	uint32		hash = ng_key_hash(&dp->key);
 	NgSharedPartition *part = ng_partition(hash);
@@ -318,7 +318,7 @@ ng_persist_restore_plan(const NgDumpPlan * dp, const char *text)
  *		current plans_per_statement and plan_text_memory left out.
  */
 void
-ng_persist_restore_plans_end(const NgDumpPlansHead * head)
+ng_persist_restore_plans_end(const NgDumpPlansHead *head)
 {
 	if (ng_shared->stats_generation != restore_stats_generation)
 		return;

@@ -218,7 +218,7 @@ dump_write_plans(DumpWriter *w)
 	for (int p = 0; p < NG_NUM_PARTITIONS; p++)
 		for (int i = 0; i < nrows[p]; i++)
 		{
-			const		NgPlanDumpRow *row = &rows[p][i];
+			const NgPlanDumpRow *row = &rows[p][i];
 			NgDumpPlan	dp;
 
 			memset(&dp, 0, sizeof(dp));

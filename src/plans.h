@@ -152,7 +152,7 @@ typedef enum NgPlanRestore
 	NG_PLAN_RESTORED_OTHER,
 	NG_PLAN_RESTORED_FOLDED,
 	NG_PLAN_RESTORED_LOST
-}			NgPlanRestore;
+} NgPlanRestore;
 
 extern dsa_pointer ng_plans_text_restore(const char *text, int len);
 extern void ng_plans_text_release(dsa_pointer text, int len);
@@ -173,10 +173,10 @@ typedef struct NgPlanDumpRow
 	char	   *text;
 	int			text_len;
 	int			encoding;
-}			NgPlanDumpRow;
+} NgPlanDumpRow;
 
 /* plans_funcs.c */
-extern int	ng_plans_dump_rows(int p, NgPlanDumpRow * *rows);
+extern int	ng_plans_dump_rows(int p, NgPlanDumpRow **rows);
 
 #pragma GCC visibility pop
 

@@ -302,8 +302,8 @@ read_partition(int p)
 static int
 dump_row_cmp(const void *a, const void *b)
 {
-	const		NgPlanDumpRow *x = a;
-	const		NgPlanDumpRow *y = b;
+	const NgPlanDumpRow *x = a;
+	const NgPlanDumpRow *y = b;
 
 	if (x->key.userid != y->key.userid)
 		return x->key.userid < y->key.userid ? -1 : 1;
@@ -333,7 +333,7 @@ dump_row_cmp(const void *a, const void *b)
  *		shutdown).
  */
 int
-ng_plans_dump_rows(int p, NgPlanDumpRow * *rows)
+ng_plans_dump_rows(int p, NgPlanDumpRow **rows)
 {
 	HTAB	   *tab = read_partition(p);
 	HASH_SEQ_STATUS seq;
