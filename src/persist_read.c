@@ -208,9 +208,10 @@ persist_plans_head(NgDumpReader *r, const NgDumpHeader *hdr,
  * persist_check_plan
  *		Read one plan row (format 7) into dp, and its text, checking every
  *		field that could make it unsafe to use: a key, a planid or the
- *		"other" row (which has no text), counts above 0 or at 0, times that
- *		are finite numbers, timestamps a timestamptz can show, a text no
- *		longer than a plan text can be, without NUL, of a known encoding.
+ *		"other" row (which has no text), calls above 0 and rows not below,
+ *		times that are finite numbers, timestamps a timestamptz can show, a
+ *		text no longer than a plan text can be, without NUL, of a known
+ *		encoding.
  *		With text, the text is returned in *text (palloc'd, NUL-terminated;
  *		NULL if none); without, it is only checked.  Returns NULL if it is
  *		fine, else why not.
@@ -228,8 +229,7 @@ persist_check_plan(NgDumpReader *r, NgDumpPlan *dp, char **text)
 	if (*(const uint8 *) &dp->key.toplevel > 1 || dp->key.queryid == 0)
 		return "invalid key of plan";
 	if (dp->calls <= 0 || dp->rows < 0 || isnan(dp->total_time) ||
-		isinf(dp->total_time) || dp->total_time < 0 ||
-		isnan(dp->min_time) || isinf(dp->min_time) ||
+		isinf(dp->total_time) || isnan(dp->min_time) || isinf(dp->min_time) ||
 		isnan(dp->max_time) || isinf(dp->max_time))
 		return "invalid plan counters";
 	if (!persist_valid_time(dp->first_seen) ||
