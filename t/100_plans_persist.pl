@@ -245,5 +245,25 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM pg_stat_statements_ng_plan
 	'0', 'and no plan row');
 is(count_since($node, $off, qr/ignoring saved statistics/), 0, 'nothing rejected');
 
+# on 18, a dump the previous release wrote (the loader fuzzer's corpus keeps
+# it: 20 statements of format 6, naming no contrib file)
+my $major = int($node->safe_psql('postgres', 'SHOW server_version_num') / 100);
+SKIP:
+{
+	skip 'the saved format 6 dump is of PostgreSQL 18', 3 if $major != 18;
+	my $old = read_bytes('fuzz/loader-corpus/old-v6-no-contrib.stat');
+	is(unpack('L', substr($old, 4, 4)), 6, 'the saved dump is of format 6');
+	$node->stop;
+	write_bytes($stat, $old);
+	$off = log_mark($node);
+	ng_start($node) or die 'the server did not start';
+	$node->wait_for_log(qr/pg_stat_statements_ng: restored statistics of 20 statements/,
+		$off);
+	pass('the previous release\'s dump restores its 20 statements');
+	is($node->safe_psql('postgres',
+			'SELECT count(*) FROM pg_stat_statements_ng_plans'),
+		'0', 'and no plan row');
+}
+
 $node->stop;
 done_testing();
