@@ -247,7 +247,7 @@ is(count_since($node, $off, qr/ignoring saved statistics/), 0, 'nothing rejected
 
 # on 18, a dump the previous release wrote (the loader fuzzer's corpus keeps
 # it: 20 statements of format 6, naming no contrib file)
-my $major = int($node->safe_psql('postgres', 'SHOW server_version_num') / 100);
+my $major = int($node->safe_psql('postgres', 'SHOW server_version_num') / 10000);
 SKIP:
 {
 	skip 'the saved format 6 dump is of PostgreSQL 18', 3 if $major != 18;
