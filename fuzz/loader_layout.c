@@ -23,5 +23,13 @@ main(void)
 	printf("entry_text_len %zu\n", offsetof(NgDumpEntry, text_len));
 	printf("entry_hist_mask %zu\n", offsetof(NgDumpEntry, hist_mask));
 	printf("group_bytes %zu\n", (size_t) NG_HIST_GROUP_BYTES);
+	printf("errors_head_size %zu\n", sizeof(NgDumpErrorsHead));
+	printf("errors_head_nerrors %zu\n", offsetof(NgDumpErrorsHead, nerrors));
+	printf("errors_size %zu\n", sizeof(NgDumpErrors));
+	printf("plans_head_size %zu\n", sizeof(NgDumpPlansHead));
+	printf("plans_head_nplans %zu\n", offsetof(NgDumpPlansHead, nplans));
+	printf("plan_size %zu\n", sizeof(NgDumpPlan));
+	printf("plan_planid %zu\n", offsetof(NgDumpPlan, planid));
+	printf("plan_text_len %zu\n", offsetof(NgDumpPlan, text_len));
 	return 0;
 }

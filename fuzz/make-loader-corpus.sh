@@ -32,6 +32,7 @@ shared_preload_libraries = 'pg_stat_statements'
 extension_control_path = '$dropin:\$system'
 dynamic_library_path = '$dropin/lib:\$libdir'
 pg_stat_statements_ng.track = all
+pg_stat_statements_ng.plans_per_statement = 2
 listen_addresses = ''
 unix_socket_directories = '$work'
 port = 54328
@@ -48,6 +49,18 @@ SELECT count(*) FROM c WHERE b LIKE 'v1%';
 SELECT pg_sleep(0.01); SELECT pg_sleep(0.002);
 DO $$ BEGIN FOR i IN 1..20 LOOP PERFORM count(*) FROM c WHERE a > i; END LOOP; END $$;
 SELECT 'ü日本' AS mb;
+-- three plans of one statement (the third in "other": plans_per_statement
+-- is 2), for the plan rows that follow the SQLSTATE counts
+CREATE TABLE pt (id int PRIMARY KEY, v int);
+INSERT INTO pt SELECT g, g FROM generate_series(1, 10000) g;
+VACUUM ANALYZE pt;
+SELECT count(*) FROM pt WHERE id < 5;
+SELECT count(*) FROM pt WHERE id < 6;
+SET enable_indexscan = off; SET enable_indexonlyscan = off; SET enable_bitmapscan = off;
+SELECT count(*) FROM pt WHERE id < 5;
+SET enable_seqscan = off; SET enable_indexscan = on;
+SELECT count(*) FROM pt WHERE id < 5;
+RESET ALL;
 -- failures, for the SQLSTATE counts that follow the entries
 SELECT 1 / 0;
 SELECT 1 / (a - a) FROM c LIMIT 1;

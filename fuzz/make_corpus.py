@@ -20,7 +20,13 @@ of it, each with its entry count and CRC made right:
 Files of an older format (vK-*.stat, K < N) are kept, renamed old-vK-*.stat:
 the loader refuses them at the header, and the fuzzer mutates them too.
 From format 6 the failures by SQLSTATE follow the entries; every file keeps
-the real dump's (they are keyed, not tied to an entry's place).
+the real dump's (they are keyed, not tied to an entry's place).  From format
+7 the plan rows follow them (the real dump's in every file), and three more
+files vary them:
+
+  vN-plans-no-texts.stat    every plan row of a plan without its text
+  vN-plans-long-text.stat   a plan text of 60 kB (across the 64 kB chunks)
+  vN-no-plans.stat          no plan row
 """
 
 import os
@@ -71,6 +77,37 @@ def main():
     # format 6: the failures by SQLSTATE follow the entries, kept as they are
     tail = body[pos:]
     assert L["format"] >= 6 or not tail, "the dump has bytes after its entries"
+    # format 7: the plan rows follow the failures, each with its text
+    plans_head, plans = b"", []
+    if L["format"] >= 7:
+        nerr = struct.unpack_from("<Q", body, pos + L["errors_head_nerrors"])[0]
+        ppos = pos + L["errors_head_size"] + nerr * L["errors_size"]
+        errors = body[pos:ppos]
+        plans_head = bytearray(body[ppos:ppos + L["plans_head_size"]])
+        np_ = struct.unpack_from("<Q", plans_head, L["plans_head_nplans"])[0]
+        ppos += L["plans_head_size"]
+        for _ in range(np_):
+            fixed = bytearray(body[ppos:ppos + L["plan_size"]])
+            ppos += L["plan_size"]
+            tlen = struct.unpack_from("<i", fixed, L["plan_text_len"])[0]
+            plans.append([fixed, body[ppos:ppos + max(tlen, 0)]])
+            ppos += max(tlen, 0)
+        assert ppos == len(body), "the plan rows do not end at the trailer"
+        assert any(t for _, t in plans), "the dump has no plan text"
+        assert any(struct.unpack_from("<Q", f, L["plan_planid"])[0] == 0 for f, _ in plans), \
+            "the dump has no \"other\" plan row"
+        tail = errors
+
+    def plan_tail(rows):
+        h = bytearray(plans_head)
+        if h:
+            struct.pack_into("<Q", h, L["plans_head_nplans"], len(rows))
+        return bytes(h) + b"".join(bytes(f) + t for f, t in rows)
+
+    def plan_with_text(r, text):
+        f = bytearray(r[0])
+        struct.pack_into("<i", f, L["plan_text_len"], -1 if text is None else len(text))
+        return [f, text or b""]
 
     fmt = L["format"]
     for name in sorted(os.listdir(out)):
@@ -80,11 +117,11 @@ def main():
         elif m:
             os.remove("%s/%s" % (out, name))
 
-    def write(name, header, ents):
+    def write(name, header, ents, prows=None):
         h = bytearray(header)
         struct.pack_into("<Q", h, L["header_nentries"], len(ents))
         b = bytes(h) + b"".join(bytes(f) + g + (t or b"") for f, g, t in ents)
-        b += tail
+        b += tail + plan_tail(plans if prows is None else prows)
         with open("%s/v%d-%s.stat" % (out, fmt, name), "wb") as fh:
             fh.write(b + struct.pack("<I", crc32c(b)))
 
@@ -113,6 +150,13 @@ def main():
     write("max-hist", hdr, [with_all_groups(e) for e in entries[:8]])
     long = b"SELECT $1 AS " + b"x" * (100 * 1024) + b" FROM t"
     write("long-text", hdr, [with_text(entries[0], long)] + entries[1:3])
+    if plans_head:
+        owned = [r for r in plans if struct.unpack_from("<Q", r[0], L["plan_planid"])[0] != 0]
+        write("plans-no-texts", hdr, entries,
+              [plan_with_text(r, None) if r in owned else r for r in plans])
+        write("plans-long-text", hdr, entries,
+              [plan_with_text(owned[0], b"Seq Scan on t\n" + b"  Filter: x\n" * 5000)] + plans[1:])
+        write("no-plans", hdr, entries, [])
     print("format %d, %d entries; corpus written to %s" % (fmt, n, out))
 
 

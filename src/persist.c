@@ -27,11 +27,12 @@
  * every row to a temporary file, fsyncs it and renames it into place.
  *
  * The file: a header (magic, format version, server major, size of the
- * counters, the info figures, the entry count), the entries, and a CRC-32C
- * of everything before it.  The loader opens the file without blocking
+ * counters, the info figures, the entry count), the entries, the failures
+ * by SQLSTATE, the plan rows (persist_internal.h), and a CRC-32C of
+ * everything before it.  The loader opens the file without blocking
  * and refuses anything but a regular file, and a file larger than the
  * settings could have written (max and slot rows, query_text_memory of
- * texts); it then reads the file in pieces, twice: the first pass checks
+ * texts, plan rows and texts within the bounds their settings allow); it then reads the file in pieces, twice: the first pass checks
  * the CRC and validates every entry, bounding each length by the bytes that
  * remain, the second restores.  A file is accepted or rejected as a whole,
  * with one LOG line.  Nothing here raises an ERROR or waits on anything but

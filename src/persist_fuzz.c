@@ -15,9 +15,10 @@
  * - 1 in 8: raw mutations, the CRC left as it is, for the checksum check;
  * - 1 in 8: raw mutations, the CRC made right, for the header's checks and
  *   lengths that disagree with the bytes;
- * - 6 in 8: mutations that know the format, lengths and entry count made
- *   to agree, and the CRC made right, so that the entries' checks and the
- *   second pass, which reads every text, are reached.
+ * - 6 in 8: mutations that know the format, lengths and entry and plan
+ *   counts made to agree, and the CRC made right, so that the checks of
+ *   the entries and of the plan rows, and the second pass, which reads
+ *   every text, are reached.
  * It copies the result into a malloc'd block of exactly its size (so that
  * ASan sees a read one byte past its end) and hands it to
  * ng_persist_check_buffer, which checks it as the loader checks a file.
@@ -192,6 +193,8 @@ pg_stat_statements_ng_fuzz_loader(PG_FUNCTION_ARGS)
 	b.cap = cap;
 	d.max_entries = cap / sizeof(NgDumpEntry);
 	d.entry_at = palloc((d.max_entries + 1) * sizeof(size_t));
+	d.max_plans = cap / sizeof(NgDumpPlan);
+	d.plan_at = palloc((d.max_plans + 1) * sizeof(size_t));
 	iter_cxt = AllocSetContextCreate(CurrentMemoryContext, "loader fuzz",
 									 ALLOCSET_DEFAULT_SIZES);
 

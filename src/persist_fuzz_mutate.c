@@ -17,10 +17,13 @@
  *   a text's bytes inserted, deleted or overwritten (zero bytes and bytes
  *   invalid in UTF-8 among them) or the text dropped or emptied, a
  *   histogram group added or removed, an entry deleted, duplicated or
- *   copied from another dump; each with the text length, the histogram
- *   mask and the entry count set to agree, so that once the CRC is made
- *   right (ng_fuzz_fix_crc) the loader's checks of the entries, not of the
- *   header or the CRC, give the verdict.
+ *   copied from another dump; and, 1 in 4, in the plan rows (format 7):
+ *   a field of a row or of their head set, a row's text edited, a row
+ *   deleted, duplicated or copied from another dump; each with the text
+ *   length, the histogram mask and the entry or plan count set to agree,
+ *   so that once the CRC is made right (ng_fuzz_fix_crc) the loader's
+ *   checks of the entries and plans, not of the header or the CRC, give
+ *   the verdict.
  *
  * Locking: none; only the caller's buffers are touched.
  *
@@ -148,6 +151,42 @@ fuzz_put32(char *buf, size_t at, uint32 v)
 }
 
 /*
+ * fuzz_parse_plans
+ *		Do the plan rows (format 7) at pos of buf (len bytes, the CRC
+ *		trailer left out) agree with their count and text lengths, and end
+ *		at the trailer?  If so, fills in where they lie in *d.
+ */
+static bool
+fuzz_parse_plans(const char *buf, size_t len, size_t pos, NgFuzzDump *d)
+{
+	uint64		nplans;
+
+	if (len - pos < sizeof(NgDumpPlansHead))
+		return false;
+	d->plans_at = pos;
+	nplans = fuzz_get64(buf, pos + offsetof(NgDumpPlansHead, nplans));
+	if (nplans > d->max_plans)
+		return false;
+	pos += sizeof(NgDumpPlansHead);
+	for (uint64 i = 0; i < nplans; i++)
+	{
+		int32		text_len;
+
+		d->plan_at[i] = pos;
+		if (len - pos < sizeof(NgDumpPlan))
+			return false;
+		text_len = (int32) fuzz_get32(buf, pos + offsetof(NgDumpPlan, text_len));
+		pos += sizeof(NgDumpPlan);
+		if (text_len < -1 || (text_len > 0 && len - pos < (size_t) text_len))
+			return false;
+		pos += Max(text_len, 0);
+	}
+	d->plan_at[nplans] = pos;
+	d->nplans = nplans;
+	return pos == len;
+}
+
+/*
  * fuzz_parse
  *		Is buf (len bytes) a dump of the current format whose entry count,
  *		histogram masks and text lengths agree with its bytes?  If so, fills
@@ -188,8 +227,10 @@ fuzz_parse(const char *buf, size_t len, NgFuzzDump *d)
 		return false;
 	nerrors = fuzz_get64(buf, pos + offsetof(NgDumpErrorsHead, nerrors));
 	pos += sizeof(NgDumpErrorsHead);
-	return nerrors <= (len - pos) / sizeof(NgDumpErrors) &&
-		len - pos == nerrors * sizeof(NgDumpErrors);
+	if (nerrors > (len - pos) / sizeof(NgDumpErrors))
+		return false;
+	pos += nerrors * sizeof(NgDumpErrors);
+	return fuzz_parse_plans(buf, len, pos, d);
 }
 
 /* k bytes opened at at (false: no room), or taken out there */
@@ -259,6 +300,9 @@ fuzz_set_field(pg_prng_state *rng, char *buf, const NgFuzzDump *d)
 		memcpy(buf + at, &v, 8);
 }
 
+static void fuzz_edit_bytes(pg_prng_state *rng, char *buf, size_t *len,
+							size_t cap, size_t len_at, size_t text_at);
+
 /*
  * fuzz_edit_text
  *		Entry e's text: bytes inserted, deleted or overwritten, or the text
@@ -269,10 +313,23 @@ fuzz_edit_text(pg_prng_state *rng, char *buf, size_t *len, size_t cap,
 			   const NgFuzzDump *d, uint64 e)
 {
 	size_t		fixed = d->entry_at[e];
-	size_t		len_at = fixed + offsetof(NgDumpEntry, text_len);
+
+	fuzz_edit_bytes(rng, buf, len, cap, fixed + offsetof(NgDumpEntry, text_len),
+					fixed + sizeof(NgDumpEntry) +
+					ng_hist_groups_size(fuzz_get32(buf, fixed + offsetof(NgDumpEntry, hist_mask))));
+}
+
+/*
+ * fuzz_edit_bytes
+ *		The text at text_at whose length (int32) is at len_at: bytes
+ *		inserted, deleted or overwritten, or the text dropped (length -1)
+ *		or emptied, its length set to agree.
+ */
+static void
+fuzz_edit_bytes(pg_prng_state *rng, char *buf, size_t *len, size_t cap,
+				size_t len_at, size_t text_at)
+{
 	int32		text_len = (int32) fuzz_get32(buf, len_at);
-	size_t		text_at = fixed + sizeof(NgDumpEntry) +
-		ng_hist_groups_size(fuzz_get32(buf, fixed + offsetof(NgDumpEntry, hist_mask)));
 	size_t		tl = Max(text_len, 0);
 	size_t		at = text_at + pg_prng_uint64_range(rng, 0, tl);
 	size_t		k = pg_prng_uint64_range(rng, 1, pg_prng_bool(rng) ? 4 : 256);
@@ -386,6 +443,78 @@ fuzz_edit_entries(pg_prng_state *rng, NgFuzzBuf *b, NgFuzzDump *d, uint64 e,
 }
 
 /*
+ * fuzz_edit_plans
+ *		In b's plan rows (format 7): a field of their head's figures or of
+ *		a row (but its text length) set to a boundary value, moved by one or
+ *		a bit of it flipped; a row's text edited (fuzz_edit_bytes); a row
+ *		deleted or duplicated, or, with none, the other dump's first put in;
+ *		the count set to agree.
+ */
+static void
+fuzz_edit_plans(pg_prng_state *rng, NgFuzzBuf *b, NgFuzzDump *d,
+				const char *other, size_t other_len)
+{
+	size_t		count_at = d->plans_at + offsetof(NgDumpPlansHead, nplans);
+	uint64		n = d->nplans;
+	uint64		v = fuzz_values[pg_prng_uint64_range(rng, 0, lengthof(fuzz_values) - 1)];
+	uint64		p = n > 0 ? pg_prng_uint64_range(rng, 0, n - 1) : 0;
+	size_t		at = d->plans_at;
+	size_t		to = count_at;
+	size_t		width = pg_prng_bool(rng) ? 4 : 8;
+	size_t		k;
+
+	switch (n == 0 ? 4 : pg_prng_uint64_range(rng, 0, 5))
+	{
+		case 0:					/* a row's field */
+		case 1:
+			at = d->plan_at[p];
+			to = at + offsetof(NgDumpPlan, text_len);
+			/* FALLTHROUGH */
+		case 2:					/* a figure of the head, or a row's field */
+			at += pg_prng_uint64_range(rng, 0, to - at - width) & ~(width - 1);
+			if (pg_prng_bool(rng))
+			{
+				memcpy(&v, b->data + at, width);
+				v += pg_prng_bool(rng) ? 1 : -1;
+			}
+			memcpy(b->data + at, &v, width);
+			return;
+		case 3:					/* a row's text */
+			fuzz_edit_bytes(rng, b->data, &b->len, b->cap,
+							d->plan_at[p] + offsetof(NgDumpPlan, text_len),
+							d->plan_at[p] + sizeof(NgDumpPlan));
+			return;
+		case 4:					/* the other's first row put in */
+			at = d->plan_at[n];
+			if (!fuzz_parse(other, other_len, d) || d->nplans == 0)
+				return;
+			k = d->plan_at[1] - d->plan_at[0];
+			if (!fuzz_open(b->data, &b->len, b->cap, at, k))
+				return;
+			memcpy(b->data + at, other + d->plan_at[0], k);
+			n++;
+			break;
+		case 5:					/* a row deleted or duplicated */
+			at = d->plan_at[p];
+			k = d->plan_at[p + 1] - at;
+			if (pg_prng_bool(rng))
+			{
+				fuzz_close(b->data, &b->len, at, k);
+				n--;
+			}
+			else
+			{
+				if (!fuzz_open(b->data, &b->len, b->cap, at, k))
+					return;
+				memcpy(b->data + at, b->data + at + k, k);
+				n++;
+			}
+			break;
+	}
+	memcpy(b->data + count_at, &n, sizeof(n));
+}
+
+/*
  * ng_fuzz_mutate_dump
  *		One mutation that knows the format, if b's dump (NgFuzzBuf) is one
  *		of it whose lengths agree (else a raw one): see the head of this
@@ -403,6 +532,11 @@ ng_fuzz_mutate_dump(pg_prng_state *rng, NgFuzzBuf *b, NgFuzzDump *d,
 	if (!fuzz_parse(buf, *len, d))
 	{
 		ng_fuzz_mutate_raw(rng, buf, len, cap, other, other_len);
+		return;
+	}
+	if (pg_prng_uint64_range(rng, 0, 3) == 0)
+	{
+		fuzz_edit_plans(rng, b, d, other, other_len);
 		return;
 	}
 	if (d->nentries == 0)

@@ -44,8 +44,11 @@
  *   6: failures by SQLSTATE after the entries: NgDumpErrorsHead, then
  *      its count of NgDumpErrors.  The loader also reads format 5 (the
  *      same file without them).
+ *   7: plan statistics after the failures: NgDumpPlansHead, then its
+ *      count of NgDumpPlan, each followed by its plan text.  The loader
+ *      also reads formats 5 and 6 (their statements; no plans).
  */
-#define NG_DUMP_FORMAT		6
+#define NG_DUMP_FORMAT		7
 #define NG_DUMP_FORMAT_OLDEST	5
 
 /* The fixed part at the head of the file */
@@ -86,14 +89,48 @@ typedef struct NgDumpErrorsHead
 {
 	int64		sqlstates_lost; /* the info figure */
 	uint64		nerrors;		/* NgDumpErrors that follow */
-}			NgDumpErrorsHead;
+} NgDumpErrorsHead;
 
 /* one entry's failures by SQLSTATE (a zero queryid: padding) */
 typedef struct NgDumpErrors
 {
 	NgKey		key;
 	NgErrorCount counts[NG_ERROR_SQLSTATES + 1];
-}			NgDumpErrors;
+} NgDumpErrors;
+
+/* Format 7: what follows the failures (plans.h) */
+typedef struct NgDumpPlansHead
+{
+	int64		plan_texts_dropped; /* the info figures */
+	int64		plan_calls_lost;
+	uint64		nplans;			/* NgDumpPlan that follow */
+} NgDumpPlansHead;
+
+/*
+ * One row of pg_stat_statements_ng_plans, then its text (text_len bytes).
+ * A statement's rows follow each other, in the order its records were
+ * taken, its "other" row (planid 0) last.
+ */
+typedef struct NgDumpPlan
+{
+	NgKey		key;
+	uint64		planid;			/* 0: the statement's "other" row */
+	int64		calls;
+	double		total_time;
+	double		min_time;		/* below 0: none */
+	double		max_time;
+	int64		rows;
+	TimestampTz first_seen;
+	TimestampTz last_seen;
+	int32		text_len;		/* -1: no text */
+	int32		encoding;
+} NgDumpPlan;
+
+/*
+ * The most plan text bytes a dump may hold: those it was saved with were
+ * within plan_text_memory then, which may have been lowered since
+ */
+#define NG_DUMP_PLAN_TEXT_FLOOR	((uint64) 64 * 1024 * 1024)
 
 /* The loader reads a dump in pieces of this size */
 #define NG_DUMP_READ_CHUNK	(64 * 1024)
@@ -146,6 +183,10 @@ typedef struct NgFuzzDump
 	uint64		nentries;
 	size_t	   *entry_at;		/* nentries + 1 offsets */
 	size_t		max_entries;	/* room in entry_at, but one */
+	size_t		plans_at;		/* the plans' head (format 7) */
+	uint64		nplans;
+	size_t	   *plan_at;		/* nplans + 1 offsets */
+	size_t		max_plans;		/* room in plan_at, but one */
 } NgFuzzDump;
 
 /* the dump being mutated */
@@ -169,8 +210,10 @@ extern void ng_persist_restore_begin(void);
 extern bool ng_persist_restore_entry(const NgDumpEntry *de, const uint64 *hist,
 									 const char *qtext);
 extern bool ng_persist_restore_voided(void);
-extern void ng_persist_restore_errors(const NgDumpErrors * de);
+extern void ng_persist_restore_errors(const NgDumpErrors *de);
 extern void ng_persist_restore_errors_lost(int64 lost);
+extern void ng_persist_restore_plan(const NgDumpPlan *dp, const char *text);
+extern void ng_persist_restore_plans_end(const NgDumpPlansHead *head);
 extern void ng_persist_merge_stats(const NgSharedStats *saved);
 
 #pragma GCC visibility pop

@@ -19,6 +19,7 @@
  */
 #include "postgres.h"
 
+#include <math.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,6 +35,8 @@
 #include "evict.h"
 #include "guc.h"
 #include "persist_internal.h"
+#include "plan_text.h"
+#include "plans.h"
 #include "qtext.h"
 #include "shmem.h"
 #include "slots/slots.h"
@@ -117,7 +120,7 @@ persist_check_entry(NgDumpReader *r, NgDumpEntry *de, uint64 *hist,
  *		NULL if they are fine, else why not.
  */
 static const char *
-persist_check_errors(NgDumpReader *r, NgDumpErrors * de)
+persist_check_errors(NgDumpReader *r, NgDumpErrors *de)
 {
 	if (!ng_dump_read(r, de, sizeof(*de), NULL))
 		return "truncated SQLSTATE counts";
@@ -144,7 +147,7 @@ persist_check_errors(NgDumpReader *r, NgDumpErrors * de)
  */
 static const char *
 persist_errors_head(NgDumpReader *r, const NgDumpHeader *hdr,
-					NgDumpErrorsHead * head)
+					NgDumpErrorsHead *head)
 {
 	memset(head, 0, sizeof(*head));
 	if (hdr->format < 6)
@@ -179,6 +182,144 @@ persist_check_errors_all(NgDumpReader *r, const NgDumpHeader *hdr)
 	return why;
 }
 
+/*
+ * persist_plans_head
+ *		Read and check what follows the failures in format 7: the head of
+ *		the plan statistics, into *head.  An older file has none (*head
+ *		zeroed).  Returns NULL if it is fine, else why not.
+ */
+static const char *
+persist_plans_head(NgDumpReader *r, const NgDumpHeader *hdr,
+				   NgDumpPlansHead *head)
+{
+	memset(head, 0, sizeof(*head));
+	if (hdr->format < 7)
+		return NULL;
+	if (!ng_dump_read(r, head, sizeof(*head), NULL))
+		return "truncated plan statistics";
+	if (head->plan_texts_dropped < 0 || head->plan_calls_lost < 0)
+		return "invalid plan statistics";
+	if (head->nplans > r->left / sizeof(NgDumpPlan))
+		return "plan count exceeds the file";
+	return NULL;
+}
+
+/*
+ * persist_check_plan
+ *		Read one plan row (format 7) into dp, and its text, checking every
+ *		field that could make it unsafe to use: a key, a planid or the
+ *		"other" row (which has no text), calls above 0 and rows not below,
+ *		times that are finite numbers, timestamps a timestamptz can show, a
+ *		text no longer than a plan text can be, without NUL, of a known
+ *		encoding.
+ *		With text, the text is returned in *text (palloc'd, NUL-terminated;
+ *		NULL if none); without, it is only checked.  Returns NULL if it is
+ *		fine, else why not.
+ */
+static const char *
+persist_check_plan(NgDumpReader *r, NgDumpPlan *dp, char **text)
+{
+	bool		nul = false;
+	char	   *tbuf = NULL;
+
+	if (text !=NULL)
+		*text = NULL;
+	if (!ng_dump_read(r, dp, sizeof(*dp), NULL))
+		return "truncated plan";
+	if (*(const uint8 *) &dp->key.toplevel > 1 || dp->key.queryid == 0)
+		return "invalid key of plan";
+	if (dp->calls <= 0 || dp->rows < 0 || isnan(dp->total_time) ||
+		isinf(dp->total_time) || isnan(dp->min_time) || isinf(dp->min_time) ||
+		isnan(dp->max_time) || isinf(dp->max_time))
+		return "invalid plan counters";
+	if (!persist_valid_time(dp->first_seen) ||
+		!persist_valid_time(dp->last_seen))
+		return "invalid plan timestamp";
+	if (dp->text_len < -1 || dp->text_len > NG_PLAN_TEXT_MAX_BYTES ||
+		(dp->text_len >= 0 && (size_t) dp->text_len > r->left) ||
+		(dp->planid == 0 && dp->text_len >= 0))
+		return "invalid plan text length";
+	if (!PG_VALID_ENCODING(dp->encoding))
+		return "invalid plan text encoding";
+	if (dp->text_len < 0)
+		return NULL;
+	if (text !=NULL)
+	{
+		tbuf = palloc_extended((Size) dp->text_len + 1, MCXT_ALLOC_NO_OOM);
+		if (tbuf == NULL)
+			return "out of memory";
+		tbuf[dp->text_len] = '\0';
+	}
+	if (!ng_dump_read(r, tbuf, dp->text_len, &nul) || nul)
+	{
+		if (tbuf)
+			pfree(tbuf);
+		return nul ? "invalid plan text" : "truncated plan";
+	}
+	if (text !=NULL)
+		*text = tbuf;
+	return NULL;
+}
+
+/*
+ * persist_check_plans_all
+ *		The first pass's check of the plan statistics (format 7), reading
+ *		every text (with_texts, as the second pass does: the fuzz entry
+ *		point) or skipping over them.  NULL if they are fine, else why not.
+ */
+static const char *
+persist_check_plans_all(NgDumpReader *r, const NgDumpHeader *hdr,
+						bool with_texts)
+{
+	NgDumpPlansHead head;
+	const char *why = persist_plans_head(r, hdr, &head);
+
+	for (uint64 i = 0; why == NULL && i < head.nplans; i++)
+	{
+		NgDumpPlan	dp;
+		char	   *text;
+
+		why = persist_check_plan(r, &dp, with_texts ? &text : NULL);
+		if (why == NULL && with_texts && text !=NULL)
+			pfree(text);
+	}
+	return why;
+}
+
+/*
+ * persist_restore_plans
+ *		The second pass, after the failures: restore the plan statistics
+ *		(format 7), checking each row again as it is read.  Returns NULL,
+ *		or why the file could not be read to the end.
+ */
+static const char *
+persist_restore_plans(NgDumpReader *r, const NgDumpHeader *hdr)
+{
+	NgDumpPlansHead head;
+	const char *why = persist_plans_head(r, hdr, &head);
+
+	for (uint64 i = 0; why == NULL && i < head.nplans; i++)
+	{
+		NgDumpPlan	dp;
+		char	   *text;
+
+		why = persist_check_plan(r, &dp, &text);
+		if (why != NULL)
+			break;
+		ng_persist_restore_plan(&dp, text);
+		if (text !=NULL)
+			pfree(text);
+		if (ng_persist_restore_voided())
+			break;
+	}
+	ng_plans_prepared_release();	/* the plan array kept at hand */
+	if (why == NULL)
+		ng_persist_restore_plans_end(&head);
+	if (why != NULL && r->io_error)
+		why = "could not read the file";
+	return why;
+}
+
 static void
 persist_reject(const char *why)
 {
@@ -191,7 +332,10 @@ persist_reject(const char *why)
  * persist_max_file_size
  *		The largest file the current settings could have written: a row per
  *		entry (at most max) and per slot (a dump taken while backends still
- *		held unbound slots), and texts of at most query_text_memory bytes.
+ *		held unbound slots), and texts of at most query_text_memory bytes;
+ *		for plans, whose settings may have been lowered since the save, as
+ *		many rows as the highest plans_per_statement allows, and plan texts
+ *		of at most plan_text_memory or NG_DUMP_PLAN_TEXT_FLOOR bytes.
  */
 static uint64
 persist_max_file_size(void)
@@ -202,6 +346,9 @@ persist_max_file_size(void)
 		rows * (sizeof(NgDumpEntry) + ng_hist_groups_size(PG_UINT32_MAX)) +
 		(uint64) ng_query_text_memory_kb * 1024 +
 		sizeof(NgDumpErrorsHead) + rows * sizeof(NgDumpErrors) +
+		sizeof(NgDumpPlansHead) +
+		rows * (NG_PLANS_PER_STATEMENT_MAX + 1) * sizeof(NgDumpPlan) +
+		Max((uint64) ng_plan_text_memory_kb * 1024, NG_DUMP_PLAN_TEXT_FLOOR) +
 		sizeof(pg_crc32c);
 }
 
@@ -267,6 +414,8 @@ persist_validate(NgDumpReader *r, NgDumpHeader *hdr, bool *past_header)
 	}
 	if (why == NULL)
 		why = persist_check_errors_all(r, hdr);
+	if (why == NULL)
+		why = persist_check_plans_all(r, hdr, false);
 	if (why == NULL && r->left != 0)
 		why = "trailing bytes after the entries";
 
@@ -423,6 +572,8 @@ ng_persist_load_file(void)
 	why = persist_restore_entries(&r, hdr.nentries, &restored);
 	if (why == NULL && !ng_persist_restore_voided())
 		why = persist_restore_errors(&r, &hdr);
+	if (why == NULL && !ng_persist_restore_voided())
+		why = persist_restore_plans(&r, &hdr);
 	if (!ng_persist_restore_voided())
 		ng_persist_merge_stats(&hdr.stats);
 	if (ng_persist_restore_voided())
@@ -485,6 +636,8 @@ ng_persist_check_buffer(const char *data, size_t size, bool *past_header)
 	}
 	if (why == NULL)
 		why = persist_check_errors_all(&r, &hdr);
+	if (why == NULL)
+		why = persist_check_plans_all(&r, &hdr, true);
 	pfree(r.buf);
 	return why;
 }

@@ -12,8 +12,9 @@
  *
  * Locking: a row is inserted or merged with its partition lock held
  * exclusively, one partition at a time, and so are its failures by
- * SQLSTATE; allocations (the entry, its text, histogram spares, a block
- * of SQLSTATEs) are made before the lock is taken.  The info figures
+ * SQLSTATE and its plan rows; allocations (the entry, its text, histogram
+ * spares, a block of SQLSTATEs, a plan array and a plan text) are made
+ * before the lock is taken.  The info figures
  * are added under ng_shared->mutex.  Callers hold no lock of ours.
  *
  *-------------------------------------------------------------------------
@@ -28,6 +29,7 @@
 #include "hist.h"
 #include "history.h"
 #include "persist_internal.h"
+#include "plans.h"
 #include "qtext.h"
 #include "shmem.h"
 #include "store.h"
@@ -197,7 +199,7 @@ ng_persist_restore_entry(const NgDumpEntry *de, const uint64 *hist,
  *		no lock of ours.
  */
 void
-ng_persist_restore_errors(const NgDumpErrors * de)
+ng_persist_restore_errors(const NgDumpErrors *de)
 {
 	uint32		hash = ng_key_hash(&de->key);
 	NgSharedPartition *part = ng_partition(hash);
@@ -240,12 +242,105 @@ ng_persist_restore_errors_lost(int64 lost)
 		ng_entry_errors_lost(lost);
 }
 
+/* saved plan rows counted in "other" for want of a record, texts dropped */
+static int64 restore_plans_folded;
+static int64 restore_plan_texts_dropped;
+
+/*
+ * ng_persist_restore_plan
+ *		Add one saved plan row (text: its text, or NULL) to its statement's
+ *		plan array, restored before it (ng_persist_restore_entry): into its
+ *		plan's record, or into "other" when plans_per_statement leaves it
+ *		none (counted, for the LOG line of ng_persist_restore_plans_end).
+ *		Its text is copied into DSA before the lock, within
+ *		plan_text_memory; one that does not fit, or whose row went to
+ *		"other", is counted in plan_texts_dropped.  A row whose statement is
+ *		not in the table (not put back) is left out, as its statement is.
+ *		Caller: the keeper, holding no lock of ours.
+ */
+void
+ng_persist_restore_plan(const NgDumpPlan *dp, const char *text)
+{
+	uint32		hash = ng_key_hash(&dp->key);
+	NgSharedPartition *part = ng_partition(hash);
+	dsa_pointer tdp = InvalidDsaPointer;
+	dsa_pointer edp;
+	NgSharedEntry *entry;
+	NgPlanRestore res = NG_PLAN_RESTORED_LOST;
+	bool		text_lost = false;
+	NgPlanRecord saved = {
+		.planid = dp->planid,
+		.calls = dp->calls,
+		.total_time = dp->total_time,
+		.min_time = dp->min_time >= 0 && dp->max_time >= 0 ? dp->min_time : -1,
+		.max_time = dp->min_time >= 0 && dp->max_time >= 0 ? dp->max_time : -1,
+		.rows = dp->rows,
+		.first_seen = dp->first_seen,
+		.last_seen = dp->last_seen,
+		.text = InvalidDsaPointer,
+		.text_len = dp->text_len,
+		.encoding = dp->encoding,
+	};
+
+	if (text !=NULL)
+	{
+		tdp = ng_plans_text_restore(text, dp->text_len);
+		text_lost = !DsaPointerIsValid(tdp);
+	}
+	ng_plans_prepare(NULL, 1);	/* a plan array at hand, if none is */
+	LWLockAcquire(part->lock, LW_EXCLUSIVE);
+	restore_voided = (ng_shared->stats_generation != restore_stats_generation);
+	entry = restore_voided ? NULL :
+		ng_entry_lookup(part, &dp->key, hash, &edp);
+	if (entry != NULL)
+		res = ng_plans_restore_locked(entry, &saved, dp->planid == 0, &tdp);
+	LWLockRelease(part->lock);
+	if (DsaPointerIsValid(tdp))
+	{
+		/* not taken: its row went to "other", or its record had one */
+		text_lost = (res != NG_PLAN_RESTORED_OWN);
+		ng_plans_text_release(tdp, dp->text_len);
+	}
+	if (res == NG_PLAN_RESTORED_FOLDED)
+		restore_plans_folded++;
+	if (text_lost && entry != NULL)
+	{
+		restore_plan_texts_dropped++;
+		pg_atomic_fetch_add_u64(&ng_shared->plan_texts_dropped, 1);
+	}
+}
+
+/*
+ * ng_persist_restore_plans_end
+ *		After the plan rows: add the saved plan info figures to those
+ *		counted since the start, unless a full reset voided the restore;
+ *		say in one LOG line what the
+ *		current plans_per_statement and plan_text_memory left out.
+ */
+void
+ng_persist_restore_plans_end(const NgDumpPlansHead *head)
+{
+	if (ng_shared->stats_generation != restore_stats_generation)
+		return;
+	pg_atomic_fetch_add_u64(&ng_shared->plan_texts_dropped,
+							(uint64) head->plan_texts_dropped);
+	pg_atomic_fetch_add_u64(&ng_shared->plan_calls_lost,
+							(uint64) head->plan_calls_lost);
+	if (restore_plans_folded > 0 || restore_plan_texts_dropped > 0)
+		ereport(LOG,
+				(errmsg("pg_stat_statements_ng: restored plan statistics: " INT64_FORMAT " saved plans beyond plans_per_statement = %d counted in their statement's \"other\" row, " INT64_FORMAT " saved plan texts not kept (plan_texts_dropped)",
+						restore_plans_folded, ng_plans_per_statement,
+						restore_plan_texts_dropped)));
+}
+
 /* start a restore: as shared memory was made, a full reset since voids it */
 void
 ng_persist_restore_begin(void)
 {
 	restore_stats_generation = 0;
 	restore_voided = false;
+	restore_plans_folded = 0;
+	restore_plan_texts_dropped = 0;
 }
 
 /* has a full reset voided what is left of the restore? */

@@ -34,6 +34,7 @@
 #include "guc.h"
 #include "persist_contrib.h"
 #include "persist_internal.h"
+#include "plans.h"
 #include "reader.h"
 #include "shmem.h"
 #include "slots/slots.h"
@@ -191,6 +192,57 @@ dump_write_errors(DumpWriter *w)
 }
 
 /*
+ * dump_write_plans
+ *		Write the plan statistics (format 7): the plan info figures, then
+ *		every row of pg_stat_statements_ng_plans, read as the view reads
+ *		them (plans_funcs.c: one partition lock at a time, shared), all
+ *		read before the head is written, which counts them.
+ */
+static void
+dump_write_plans(DumpWriter *w)
+{
+	NgDumpPlansHead head;
+	NgPlanDumpRow *rows[NG_NUM_PARTITIONS];
+	int			nrows[NG_NUM_PARTITIONS];
+
+	memset(&head, 0, sizeof(head));
+	head.plan_texts_dropped =
+		(int64) pg_atomic_read_u64(&ng_shared->plan_texts_dropped);
+	head.plan_calls_lost = (int64) pg_atomic_read_u64(&ng_shared->plan_calls_lost);
+	for (int p = 0; p < NG_NUM_PARTITIONS; p++)
+	{
+		nrows[p] = ng_plans_dump_rows(p, &rows[p]);
+		head.nplans += nrows[p];
+	}
+	dump_write(w, &head, sizeof(head));
+	for (int p = 0; p < NG_NUM_PARTITIONS; p++)
+		for (int i = 0; i < nrows[p]; i++)
+		{
+			const NgPlanDumpRow *row = &rows[p][i];
+			NgDumpPlan	dp;
+
+			memset(&dp, 0, sizeof(dp));
+			dp.key.userid = row->key.userid;
+			dp.key.dbid = row->key.dbid;
+			dp.key.queryid = row->key.queryid;
+			dp.key.toplevel = row->key.toplevel;
+			dp.planid = row->other ? 0 : row->rec.planid;
+			dp.calls = row->rec.calls;
+			dp.total_time = row->rec.total_time;
+			dp.min_time = row->rec.min_time;
+			dp.max_time = row->rec.max_time;
+			dp.rows = row->rec.rows;
+			dp.first_seen = row->rec.first_seen;
+			dp.last_seen = row->rec.last_seen;
+			dp.text_len = row->other ? -1 : row->text_len;
+			dp.encoding = row->encoding;
+			dump_write(w, &dp, sizeof(dp));
+			if (dp.text_len > 0)
+				dump_write(w, row->text, dp.text_len);
+		}
+}
+
+/*
  * dump_clear_path
  *		Make sure nothing but a regular file (or nothing) is at path: a
  *		FIFO, a socket, a device, a symbolic link or an empty directory is
@@ -278,6 +330,7 @@ ng_persist_dump(void)
 	dump_write(&w, &hdr, sizeof(hdr));
 	dump_write_rows(&w, hdr.nentries);
 	dump_write_errors(&w);		/* format 6: after the entries */
+	dump_write_plans(&w);		/* format 7: after the failures */
 
 	FIN_CRC32C(w.crc);
 	if (!w.failed && fwrite(&w.crc, 1, sizeof(w.crc), w.file) != sizeof(w.crc))

@@ -54,12 +54,6 @@
  */
 #define NG_PLAN_TEXT_MAX_NODES	1000
 
-/*
- * The most bytes of a text: an Append of 997 Results takes 19 kB, 900 nodes
- * of which half carry a filter about 100 kB; a longer text is cut at a line
- * end (t/098).
- */
-#define NG_PLAN_TEXT_MAX_BYTES	65536
 
 /* a text is being made (its EXPLAIN may run queries) */
 static bool plan_text_busy = false;

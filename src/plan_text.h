@@ -17,6 +17,13 @@
 
 #pragma GCC visibility push(hidden)
 
+/*
+ * The most bytes of a text: an Append of 997 Results takes 19 kB, 900 nodes
+ * of which half carry a filter about 100 kB; a longer text is cut at a line
+ * end (t/098).  The loader refuses a saved text longer than this.
+ */
+#define NG_PLAN_TEXT_MAX_BYTES	65536
+
 typedef enum NgPlanTextResult
 {
 	NG_PLAN_TEXT_MADE = 0,		/* the text is returned */

@@ -80,7 +80,7 @@ ng_plans_define_guc(void)
 							&ng_plans_per_statement,
 							8,
 							1,
-							1000,
+							NG_PLANS_PER_STATEMENT_MAX,
 							PGC_POSTMASTER,
 							0,
 							NULL, NULL, NULL);
@@ -221,6 +221,25 @@ plans_find(NgPlanArray *arr, uint64 planid)
 }
 
 /*
+ * plans_other_of
+ *		arr's "other" record, its first execution at first_at if it had
+ *		none.
+ */
+static NgPlanRecord *
+plans_other_of(NgPlanArray *arr, TimestampTz first_at)
+{
+	NgPlanRecord *other = &arr->records[arr->nplans];
+
+	if (other->calls == 0)
+	{
+		other->first_seen = first_at;
+		other->min_time = -1;
+		other->max_time = -1;
+	}
+	return other;
+}
+
+/*
  * plans_record_of
  *		arr's record of planid: its own (taken if free, its first execution
  *		at first_at), or "other" when none is left.
@@ -243,13 +262,7 @@ plans_record_of(NgPlanArray *arr, uint64 planid, TimestampTz first_at)
 			return rec;
 		}
 	}
-	if (arr->records[arr->nplans].calls == 0)
-	{
-		arr->records[arr->nplans].first_seen = first_at;
-		arr->records[arr->nplans].min_time = -1;
-		arr->records[arr->nplans].max_time = -1;
-	}
-	return &arr->records[arr->nplans];
+	return plans_other_of(arr, first_at);
 }
 
 /* a plan text freed, or not kept */
@@ -521,6 +534,93 @@ plans_text_wanted(NgPlanPending *pend, const NgSharedEntry *entry,
 }
 
 /*
+ * plans_text_copy
+ *		text (len bytes) copied into DSA, NUL-terminated, within
+ *		plan_text_memory; InvalidDsaPointer if it does not fit or DSA
+ *		refused.  Counts nothing dropped.  Caller holds no partition lock.
+ */
+static dsa_pointer
+plans_text_copy(const char *text, int len)
+{
+	dsa_pointer dp;
+
+	if (pg_atomic_add_fetch_u64(&ng_shared->plan_text_bytes, (uint64) len + 1) >
+		(uint64) ng_plan_text_memory_kb * 1024 ||
+		!DsaPointerIsValid(dp = plans_dsa_allocate(len + 1, 0,
+												   NG_FAULT_PLAN_TEXT_REFUSED)))
+	{
+		pg_atomic_fetch_sub_u64(&ng_shared->plan_text_bytes, (uint64) len + 1);
+		return InvalidDsaPointer;
+	}
+	memcpy(dsa_get_address(ng_area, dp), text, len);
+	((char *) dsa_get_address(ng_area, dp))[len] = '\0';
+	return dp;
+}
+
+/*
+ * ng_plans_text_restore
+ *		A saved plan text (len bytes, no NUL among them) copied into DSA
+ *		within plan_text_memory, for ng_plans_restore_locked; invalid if it
+ *		does not fit (the caller counts it dropped).  Caller holds no
+ *		partition lock.
+ */
+dsa_pointer
+ng_plans_text_restore(const char *text, int len)
+{
+	return plans_text_copy(text, len);
+}
+
+/*
+ * ng_plans_text_release
+ *		Free a text of ng_plans_text_restore that no record took.  Any lock
+ *		or none.
+ */
+void
+ng_plans_text_release(dsa_pointer text, int len)
+{
+	plans_text_free(text, len);
+}
+
+/*
+ * ng_plans_restore_locked
+ *		Add a saved plan row (saved: its planid, counts and first/last
+ *		seen; other: the statement's "other" row) to entry's plan array,
+ *		installing the spare ng_plans_prepare made if it has none: to its
+ *		plan's record (taken if free), or to "other" when none is left,
+ *		plans_per_statement being lower than when it was saved.  Its text
+ *		(*text, valid or not) goes to its own record if that has none, and
+ *		*text is then cleared; else the caller frees it.  Partition lock
+ *		held exclusively; nothing is allocated.
+ */
+NgPlanRestore
+ng_plans_restore_locked(NgSharedEntry *entry, const NgPlanRecord *saved,
+						bool other, dsa_pointer *text)
+{
+	NgPlanArray *arr = plans_array_install(entry);
+	NgPlanRecord *rec;
+
+	if (arr == NULL)
+	{
+		pg_atomic_fetch_add_u64(&ng_shared->plan_calls_lost,
+								(uint64) saved->calls);
+		return NG_PLAN_RESTORED_LOST;
+	}
+	rec = other ? plans_other_of(arr, saved->first_seen) :
+		plans_record_of(arr, saved->planid, saved->first_seen);
+	ng_plan_record_add(rec, saved);
+	if (rec == &arr->records[arr->nplans])
+		return other ? NG_PLAN_RESTORED_OTHER : NG_PLAN_RESTORED_FOLDED;
+	if (DsaPointerIsValid(*text) && !DsaPointerIsValid(rec->text))
+	{
+		rec->text = *text;
+		rec->text_len = saved->text_len;
+		rec->encoding = saved->encoding;
+		*text = InvalidDsaPointer;
+	}
+	return NG_PLAN_RESTORED_OWN;
+}
+
+/*
  * ng_plans_text_note
  *		My slot i, bound to entry (NULL: unbound, then no text), is about to
  *		count an execution of a plan new to it (its first since the slot's
@@ -555,19 +655,13 @@ ng_plans_text_note(int i, const NgSharedEntry *entry, const NgSample *sample)
 		pg_atomic_fetch_add_u64(&ng_shared->plan_texts_dropped, 1);
 		return;
 	}
-	if (pg_atomic_add_fetch_u64(&ng_shared->plan_text_bytes, (uint64) len + 1) >
-		(uint64) ng_plan_text_memory_kb * 1024 ||
-		!DsaPointerIsValid(dp = plans_dsa_allocate(len + 1, 0,
-												   NG_FAULT_PLAN_TEXT_REFUSED)))
+	dp = plans_text_copy(text, len);
+	pfree(text);
+	if (!DsaPointerIsValid(dp))
 	{
-		pg_atomic_fetch_sub_u64(&ng_shared->plan_text_bytes, (uint64) len + 1);
 		pg_atomic_fetch_add_u64(&ng_shared->plan_texts_dropped, 1);
-		pfree(text);
 		return;
 	}
-	memcpy(dsa_get_address(ng_area, dp), text, len);
-	((char *) dsa_get_address(ng_area, dp))[len] = '\0';
-	pfree(text);
 	pend->planid = sample->planid;
 	pend->text = dp;
 	pend->text_len = len;

@@ -20,6 +20,11 @@
  *     ng_plans_free: the entry's partition lock, exclusive (they allocate
  *     nothing; they may free).
  *   ng_plans_array: the partition lock, any mode.
+ *   ng_plans_text_restore: no partition lock (it allocates in DSA).
+ *   ng_plans_restore_locked: the partition lock, exclusive (it allocates
+ *     nothing: the plan array is the spare ng_plans_prepare made).
+ *   ng_plans_dump_rows: no lock of ours; it takes each partition lock in
+ *     turn, shared (the view's read, plans_funcs.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -92,6 +97,7 @@ typedef struct NgPlanArray
 } NgPlanArray;
 
 /* pg_stat_statements_ng.plans_per_statement, plan_text_memory (kB) */
+#define NG_PLANS_PER_STATEMENT_MAX	1000
 extern int	ng_plans_per_statement;
 extern int	ng_plan_text_memory_kb;
 
@@ -133,6 +139,44 @@ extern bool ng_plans_record_locked(NgSharedEntry *entry,
 								   const NgSample *sample, bool may_create);
 extern void ng_plans_clear_minmax(NgSharedEntry *entry);
 extern void ng_plans_free(NgSharedEntry *entry);
+
+/*
+ * A saved plan row put back (ng_plans_restore_locked): into a record of its
+ * own, into "other" as saved, into "other" because no record was left
+ * (plans_per_statement lowered since), or nowhere (no plan array: its
+ * calls are counted in plan_calls_lost)
+ */
+typedef enum NgPlanRestore
+{
+	NG_PLAN_RESTORED_OWN,
+	NG_PLAN_RESTORED_OTHER,
+	NG_PLAN_RESTORED_FOLDED,
+	NG_PLAN_RESTORED_LOST
+} NgPlanRestore;
+
+extern dsa_pointer ng_plans_text_restore(const char *text, int len);
+extern void ng_plans_text_release(dsa_pointer text, int len);
+extern NgPlanRestore ng_plans_restore_locked(NgSharedEntry *entry,
+											 const NgPlanRecord *saved,
+											 bool other, dsa_pointer *text);
+
+/*
+ * A row of pg_stat_statements_ng_plans, for the dump: its statement, its
+ * plan (rec.planid; 0 for the "other" row), its text (palloc'd, or NULL)
+ */
+typedef struct NgPlanDumpRow
+{
+	NgKey		key;
+	bool		other;
+	int			position;		/* its record's place in the array */
+	NgPlanRecord rec;			/* text unused */
+	char	   *text;
+	int			text_len;
+	int			encoding;
+} NgPlanDumpRow;
+
+/* plans_funcs.c */
+extern int	ng_plans_dump_rows(int p, NgPlanDumpRow **rows);
 
 #pragma GCC visibility pop
 

@@ -6,7 +6,8 @@
  *		hold, not folded yet.
  *
  * Why a file of its own: the read of plans is the reader's protocol
- * (reader.c) applied to plan records, apart from the statement rows.
+ * (reader.c) applied to plan records, apart from the statement rows.  The
+ * dump (persist_write.c) writes the rows this read gives.
  *
  * Locks: one partition lock at a time, in shared mode, which keeps every
  * fold into the partition out while its entries' records and the slots
@@ -62,6 +63,7 @@ typedef struct PlanRow
 	char	   *plan_text;		/* palloc'd, or NULL */
 	int			text_len;
 	int			encoding;
+	int			position;		/* its record's place (INT_MAX: none yet) */
 } PlanRow;
 
 /* how one pass over a partition ended */
@@ -101,6 +103,7 @@ row_of(HTAB *rows, const NgKey *key, uint64 planid, bool other)
 		row->plan_text = NULL;
 		row->text_len = 0;
 		row->encoding = 0;
+		row->position = INT_MAX;
 	}
 	return row;
 }
@@ -134,6 +137,7 @@ read_records(NgSharedPartition *part, HTAB *rows)
 				if (rec->calls == 0 && (other || rec->planid == 0))
 					continue;
 				row = row_of(rows, &entry->key, rec->planid, other);
+				row->position = r;
 				ng_plan_record_add(&row->rec, rec);
 				if (DsaPointerIsValid(rec->text))
 				{
@@ -284,6 +288,76 @@ read_partition(int p)
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
+}
+
+/* the dump's order: by statement, then by place ("other" last) */
+static int
+dump_row_cmp(const void *a, const void *b)
+{
+	const NgPlanDumpRow *x = a;
+	const NgPlanDumpRow *y = b;
+
+	if (x->key.userid != y->key.userid)
+		return x->key.userid < y->key.userid ? -1 : 1;
+	if (x->key.dbid != y->key.dbid)
+		return x->key.dbid < y->key.dbid ? -1 : 1;
+	if (x->key.queryid != y->key.queryid)
+		return x->key.queryid < y->key.queryid ? -1 : 1;
+	if (x->key.toplevel != y->key.toplevel)
+		return x->key.toplevel ? 1 : -1;
+	if (x->other != y->other)
+		return x->other ? 1 : -1;
+	if (x->position != y->position)
+		return x->position < y->position ? -1 : 1;
+	if (x->rec.first_seen != y->rec.first_seen)
+		return x->rec.first_seen < y->rec.first_seen ? -1 : 1;
+	return x->rec.planid < y->rec.planid ? -1 :
+		x->rec.planid > y->rec.planid ? 1 : 0;
+}
+
+/*
+ * ng_plans_dump_rows
+ *		Partition p's rows of the view (those with calls), read as the view
+ *		reads them, into *rows (palloc'd in the current memory context, with
+ *		their texts), each statement's in the order its records were taken
+ *		(then plans not in a record yet, by first execution), "other" last.
+ *		Returns how many.  Caller holds no lock of ours (the keeper, at
+ *		shutdown).
+ */
+int
+ng_plans_dump_rows(int p, NgPlanDumpRow **rows)
+{
+	HTAB	   *tab = read_partition(p);
+	HASH_SEQ_STATUS seq;
+	PlanRow    *row;
+	int			n = 0;
+
+	*rows = palloc(sizeof(NgPlanDumpRow) * Max(hash_get_num_entries(tab), 1));
+	hash_seq_init(&seq, tab);
+	while ((row = hash_seq_search(&seq)) != NULL)
+	{
+		NgPlanDumpRow *d = &(*rows)[n];
+
+		if (row->rec.calls <= 0)
+			continue;
+		memset(d, 0, sizeof(*d));
+		d->key.userid = row->key.userid;
+		d->key.dbid = row->key.dbid;
+		d->key.queryid = row->key.queryid;
+		d->key.toplevel = row->key.toplevel;
+		d->other = row->key.other;
+		d->position = row->position;
+		d->rec = row->rec;
+		d->rec.planid = row->key.planid;
+		d->rec.text = InvalidDsaPointer;
+		d->text = row->plan_text;
+		d->text_len = row->plan_text ? row->text_len : -1;
+		d->encoding = row->encoding;
+		n++;
+	}
+	hash_destroy(tab);
+	qsort(*rows, n, sizeof(NgPlanDumpRow), dump_row_cmp);
+	return n;
 }
 
 /*

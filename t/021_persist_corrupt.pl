@@ -90,7 +90,7 @@ my $major = int($node->safe_psql('postgres', 'SHOW server_version_num') / 100);
 
 my ($magic, $format, $pg_major, $counters_size) = unpack('L4', $valid);
 is(sprintf('%08X', $magic), '4E475353', 'magic at offset 0');
-is($format, 6, 'format version 6 at offset 4');
+is($format, 7, 'format version 7 at offset 4');
 is($pg_major, $major, "server major ($major) at offset 8");
 is(crc32c(substr($valid, 0, -4)), unpack('L', substr($valid, -4)),
 	'trailer is the CRC-32C of everything before it');
@@ -103,6 +103,10 @@ my $N = $layout->{nentries};
 is($N, $nrows, "entry count ($N) in the header's last field, offset " . ($H - 8));
 my $X = $layout->{errors_at};
 is($layout->{nerrors}, 1, "one statement's SQLSTATEs after the entries, at $X");
+my $P = $layout->{plans_at};
+my @ptext = grep { $_->{text_len} > 0 } @{ $layout->{plans} };
+cmp_ok(scalar(@ptext), '>', 0,
+	"plan rows after the SQLSTATEs, at $P, some with text ($layout->{nplans} rows)");
 note "header $H bytes, entry fixed part $E bytes, text length at $layout->{text_len_at}, file $size bytes";
 cmp_ok($size, '>', 8192, 'the file is larger than 8 kB');
 
@@ -118,14 +122,16 @@ cmp_ok($size, '>', 8192, 'the file is larger than 8 kB');
 # the entry count, the size and CRC of contrib's file written with it: a
 # 136-byte header.  Format 6 has the same header and entries, and after the
 # entries the failures by SQLSTATE (16 bytes, then 144 per entry that has
-# failed); the loader also reads format 5.  A change to
+# failed); the loader also reads format 5.  Format 7 has the same header
+# and entries, and after the failures the plan rows (24 bytes, then 96 per
+# row and its text); the loader also reads formats 5 and 6.  A change to
 # either must come with a new format version: the loader's checks read the
 # entry count and lengths at fixed offsets, so a file of the old layout under
 # the same version is misread (rejected, if at all, for the wrong reason).
 # (Not checked in the reduced run under ASan, which is about memory safety.)
 my %layout_of_format =
   (1 => [ 96, 56 ], 2 => [ 104, 64 ], 3 => [ 112, 64 ], 4 => [ 112, 64 ],
-	5 => [ 136, 64 ], 6 => [ 136, 64 ]);
+	5 => [ 136, 64 ], 6 => [ 136, 64 ], 7 => [ 136, 64 ]);
 if ($quick)
 {
 	note "layout: header $H bytes, entry counters + " . ($E - $counters_size) . ' bytes';
@@ -208,20 +214,22 @@ push @cases,
 	qr/not a pg_stat_statements_ng file/ ],
   [ 'wrong magic, zeros', with_crc(patch($body, 0, pack('L', 0))),
 	qr/not a pg_stat_statements_ng file/ ],
-  [ 'format version 7', with_crc(patch($body, 4, pack('L', 7))),
-	qr/format version 7, expected 5 to 6/ ],
+  [ 'format version 8', with_crc(patch($body, 4, pack('L', 8))),
+	qr/format version 8, expected 5 to 7/ ],
+  [ 'format version 6 (no plan rows)', with_crc(patch($body, 4, pack('L', 6))),
+	qr/trailing bytes after the entries/ ],
   [ 'format version 5 (no SQLSTATE counts)', with_crc(patch($body, 4, pack('L', 5))),
 	qr/trailing bytes after the entries/ ],
   [ 'format version 4', with_crc(patch($body, 4, pack('L', 4))),
-	qr/format version 4, expected 5 to 6/ ],
+	qr/format version 4, expected 5 to 7/ ],
   [ 'format version 3', with_crc(patch($body, 4, pack('L', 3))),
-	qr/format version 3, expected 5 to 6/ ],
+	qr/format version 3, expected 5 to 7/ ],
   [ 'format version 2', with_crc(patch($body, 4, pack('L', 2))),
-	qr/format version 2, expected 5 to 6/ ],
+	qr/format version 2, expected 5 to 7/ ],
   [ 'format version 1', with_crc(patch($body, 4, pack('L', 1))),
-	qr/format version 1, expected 5 to 6/ ],
+	qr/format version 1, expected 5 to 7/ ],
   [ 'format version 0', with_crc(patch($body, 4, pack('L', 0))),
-	qr/format version 0, expected 5 to 6/ ],
+	qr/format version 0, expected 5 to 7/ ],
   [ 'previous major', with_crc(patch($body, 8, pack('L', $major - 100))),
 	qr/written by PostgreSQL major @{[$major - 100]}, this is $major/ ],
   [ 'next major', with_crc(patch($body, 8, pack('L', $major + 100))),
@@ -231,7 +239,7 @@ push @cases,
   # the same header cases without the CRC fixed: the checksum fires first
   [ 'wrong magic, CRC not fixed', patch($valid, 0, pack('L', 0x53534E47)),
 	qr/checksum mismatch/ ],
-  [ 'format version 7, CRC not fixed', patch($valid, 4, pack('L', 7)),
+  [ 'format version 8, CRC not fixed', patch($valid, 4, pack('L', 8)),
 	qr/checksum mismatch/ ];
 
 # lengths and counts, CRC recomputed: nothing read from the file is trusted
@@ -244,11 +252,11 @@ push @cases,
   [ 'entry count 2^64-1', with_crc(patch($body, $H - 8, pack('q', -1))),
 	qr/entry count exceeds the file/ ],
   [ 'entry count one too many', with_crc(patch($body, $H - 8, pack('Q', $N + 1))),
-	qr/entry count exceeds the file|truncated entry|invalid text length/ ],
+	qr/entry count exceeds the file|truncated entry|invalid text length|invalid encoding|invalid counters|invalid key|invalid timestamp|invalid text/ ],
   [ 'entry count one too few', with_crc(patch($body, $H - 8, pack('Q', $N - 1))),
-	qr/trailing bytes after the entries|SQLSTATE count exceeds the file|invalid SQLSTATE counts|truncated SQLSTATE counts/ ],
+	qr/trailing bytes after the entries|SQLSTATE count exceeds the file|invalid SQLSTATE counts|truncated SQLSTATE counts|plan/ ],
   [ 'entry count zero', with_crc(patch($body, $H - 8, pack('Q', 0))),
-	qr/trailing bytes after the entries|SQLSTATE count exceeds the file|invalid SQLSTATE counts|truncated SQLSTATE counts/ ],
+	qr/trailing bytes after the entries|SQLSTATE count exceeds the file|invalid SQLSTATE counts|truncated SQLSTATE counts|plan/ ],
   [ 'text length 2^31-1', with_crc(patch($body, $tl, pack('l', 0x7FFFFFFF))),
 	qr/invalid text length/ ],
   [ 'text length -2', with_crc(patch($body, $tl, pack('l', -2))),
@@ -261,7 +269,7 @@ push @cases,
 	qr/invalid text length|invalid text/ ],
   [ 'last text one byte too short',
 	with_crc(patch($body, $last_tl, pack('l', $last->{text_len} - 1))),
-	qr/trailing bytes after the entries|SQLSTATE count exceeds the file|invalid SQLSTATE counts|truncated SQLSTATE counts/ ],
+	qr/trailing bytes after the entries|SQLSTATE count exceeds the file|invalid SQLSTATE counts|truncated SQLSTATE counts|plan/ ],
   [ 'encoding 255', with_crc(patch($body, $tl - 4, pack('l', 255))),
 	qr/invalid encoding/ ],
   [ 'encoding -1', with_crc(patch($body, $tl - 4, pack('l', -1))),
@@ -300,7 +308,7 @@ push @cases,
 	qr/invalid timestamp/ ],
   [ 'histogram mask of every group',
 	with_crc(patch($body, $first->{at} + $E - 4, pack('L', 0xFFFFFFFF))),
-	qr/invalid text|truncated entry|invalid text length|invalid encoding|invalid counters|invalid key|invalid timestamp|trailing bytes|SQLSTATE/ ];
+	qr/invalid text|truncated entry|invalid text length|invalid encoding|invalid counters|invalid key|invalid timestamp|trailing bytes|SQLSTATE|plan/ ];
 
 # the failures by SQLSTATE: the lost figure, their count, one block (key,
 # then 5 rows of sqlstate, pad, errors, last_error_at)
@@ -310,9 +318,9 @@ push @cases,
   [ 'SQLSTATE count 2^64-1', with_crc(patch($body, $X + 8, pack('q', -1))),
 	qr/SQLSTATE count exceeds the file/ ],
   [ 'SQLSTATE count one too many', with_crc(patch($body, $X + 8, pack('Q', 2))),
-	qr/SQLSTATE count exceeds the file|truncated SQLSTATE counts/ ],
+	qr/SQLSTATE count exceeds the file|truncated SQLSTATE counts|invalid key of SQLSTATE counts|invalid SQLSTATE counts/ ],
   [ 'SQLSTATE count zero', with_crc(patch($body, $X + 8, pack('Q', 0))),
-	qr/trailing bytes after the entries/ ],
+	qr/trailing bytes after the entries|plan/ ],
   [ 'toplevel byte 2 in SQLSTATE counts', with_crc(patch($body, $X + 32, "\x02")),
 	qr/invalid key of SQLSTATE counts/ ],
   [ 'SQLSTATE of 31 bits', with_crc(patch($body, $X + 40, pack('l', 1 << 30))),
@@ -323,6 +331,53 @@ push @cases,
 	qr/invalid SQLSTATE counts/ ],
   [ 'a SQLSTATE in the row of the rest', with_crc(patch($body, $X + 40 + 4 * 24, pack('l', 1))),
 	qr/invalid SQLSTATE counts/ ];
+
+# the plan rows: two figures and their count, then rows (key, planid,
+# calls, total, min and max time, rows, first and last seen, text length,
+# encoding) and their texts
+my $R = $layout->{plans}[0]{at};
+my $T = $ptext[0]{at};
+push @cases,
+  [ 'plan_texts_dropped negative', with_crc(patch($body, $P, pack('q', -1))),
+	qr/invalid plan statistics/ ],
+  [ 'plan_calls_lost negative', with_crc(patch($body, $P + 8, pack('q', -1))),
+	qr/invalid plan statistics/ ],
+  [ 'plan count 2^64-1', with_crc(patch($body, $P + 16, pack('q', -1))),
+	qr/plan count exceeds the file/ ],
+  [ 'plan count one too many',
+	with_crc(patch($body, $P + 16, pack('Q', $layout->{nplans} + 1))),
+	qr/plan count exceeds the file|truncated plan|invalid plan/ ],
+  [ 'plan count zero', with_crc(patch($body, $P + 16, pack('Q', 0))),
+	qr/trailing bytes after the entries/ ],
+  [ 'toplevel byte 2 in a plan row', with_crc(patch($body, $R + 16, "\x02")),
+	qr/invalid key of plan/ ],
+  [ 'plan row of queryid 0', with_crc(patch($body, $R + 8, pack('q', 0))),
+	qr/invalid key of plan/ ],
+  [ 'plan calls 0', with_crc(patch($body, $R + 32, pack('q', 0))),
+	qr/invalid plan counters/ ],
+  [ 'plan calls negative', with_crc(patch($body, $R + 32, pack('q', -3))),
+	qr/invalid plan counters/ ],
+  [ 'plan total time NaN', with_crc(patch($body, $R + 40, pack('d', 9**9**9 / 9**9**9))),
+	qr/invalid plan counters/ ],
+  [ 'plan max time infinity', with_crc(patch($body, $R + 56, pack('d', 9**9**9))),
+	qr/invalid plan counters/ ],
+  [ 'plan rows negative', with_crc(patch($body, $R + 64, pack('q', -1))),
+	qr/invalid plan counters/ ],
+  [ 'plan first_seen infinity',
+	with_crc(patch($body, $R + 72, pack('q', 9223372036854775807))),
+	qr/invalid plan timestamp/ ],
+  [ 'plan text length 65537', with_crc(patch($body, $T + 88, pack('l', 65537))),
+	qr/invalid plan text length/ ],
+  [ 'plan text length 2^31-1', with_crc(patch($body, $T + 88, pack('l', 0x7FFFFFFF))),
+	qr/invalid plan text length/ ],
+  [ 'plan text length -2', with_crc(patch($body, $T + 88, pack('l', -2))),
+	qr/invalid plan text length/ ],
+  [ 'plan text encoding 255', with_crc(patch($body, $T + 92, pack('l', 255))),
+	qr/invalid plan text encoding/ ],
+  [ 'NUL in a plan text', with_crc(patch($body, $T + 96, "\0")),
+	qr/invalid plan text/ ],
+  [ 'a text in an "other" plan row', with_crc(patch($body, $T + 24, pack('Q', 0))),
+	qr/invalid plan text length/ ];
 
 # bytes appended
 push @cases,
@@ -392,6 +447,18 @@ is($node->safe_psql('postgres',
 	$rows_before, 'a format 5 file restores every row');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM pg_stat_statements_ng_errors'),
 	'0', 'and no SQLSTATE (it has none)');
+
+# a format 6 file (this one without the plan rows) restores, without plans
+$node->stop;
+write_bytes($stat, with_crc(patch(substr($body, 0, $P), 4, pack('L', 6))));
+$off = log_mark($node);
+ok(ng_start($node), 'server starts with a format 6 file');
+$node->wait_for_log(qr/pg_stat_statements_ng: restored statistics of $N statements/, $off);
+is($node->safe_psql('postgres',
+		'SELECT queryid, calls FROM pg_stat_statements_ng ORDER BY queryid'),
+	$rows_before, 'a format 6 file restores every row');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM pg_stat_statements_ng_plans'),
+	'0', 'and no plan row (it has none)');
 
 # and the valid file still restores at the end
 $node->stop;

@@ -94,9 +94,12 @@ sub crc32c
 # int32 text length at the end of the fixed part (before any padding), are
 # the ones for which walking the entries ends exactly at the CRC trailer
 # (from format 6, at the failures by SQLSTATE that follow them: the lost
-# figure, their count, and 144 bytes each).
+# figure, their count, and 144 bytes each; from format 7, at the plan rows
+# that follow those: two figures, their count, and 96 bytes each and
+# their texts).
 # Returns a hash (header_size, entry_size, text_len_at, nentries, entries
-# => [ { at, text_len, text } ], errors_at, nerrors) or undef.
+# => [ { at, text_len, text } ], errors_at, nerrors, plans_at, nplans,
+# plans => [ { at, text_len } ]) or undef.
 sub ng_file_layout
 {
 	my ($data) = @_;
@@ -156,6 +159,29 @@ sub ng_file_layout
 					next if $nerrors > $body;
 					$pos += 16 + 144 * $nerrors;
 				}
+				my ($plans_at, $nplans, @plans) = ($pos, 0);
+				if ($format >= 7)
+				{
+					# the plan info figures, the count, then 96 bytes per
+					# plan row (its text length at +88), each with its text
+					next if $pos + 24 > $body;
+					$nplans = unpack('Q', substr($data, $pos + 16, 8));
+					next if $nplans > $body;
+					$pos += 24;
+					for my $i (1 .. $nplans)
+					{
+						if ($pos + 96 > $body) { $ok = 0; last; }
+						my $len = unpack('l', substr($data, $pos + 88, 4));
+						if ($len < -1 || $pos + 96 + ($len > 0 ? $len : 0) > $body)
+						{
+							$ok = 0;
+							last;
+						}
+						push @plans, { at => $pos, text_len => $len };
+						$pos += 96 + ($len > 0 ? $len : 0);
+					}
+					next unless $ok;
+				}
 				next unless $pos == $body;
 				return {
 					header_size => $h,
@@ -165,6 +191,9 @@ sub ng_file_layout
 					entries => \@entries,
 					errors_at => $errors_at,
 					nerrors => $nerrors,
+					plans_at => $plans_at,
+					nplans => $nplans,
+					plans => \@plans,
 				};
 			}
 		}
