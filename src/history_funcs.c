@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * history_funcs.c
- *		The history's SQL functions: its windows' rows and wait rows,
- *		closing the open window now (take_window), clearing the windows, and
+ *		The history's SQL functions: its windows' rows, wait rows and plan
+ *		rows, closing the open window now (take_window), clearing the windows, and
  *		its figures for the info view.
  *
  * Why a file of its own: the history's SQL interface, apart from the
@@ -40,12 +40,16 @@
 /* window_start, window_end, userid, dbid, queryid, wait_event_type,
  * wait_event, samples, est_time_ms */
 #define NG_HISTORY_WAITS_COLS	9
+/* window_start, window_end, userid, dbid, queryid, toplevel, planid,
+ * calls, total_exec_time, rows */
+#define NG_HISTORY_PLANS_COLS	10
 
 NG_FUNCTION_INFO(pg_stat_statements_ng_history_1_2);
 NG_FUNCTION_INFO(pg_stat_statements_ng_take_window_1_2);
 NG_FUNCTION_INFO(pg_stat_statements_ng_history_reset_1_2);
 NG_FUNCTION_INFO(pg_stat_statements_ng_history_info_1_2);
 NG_FUNCTION_INFO(pg_stat_statements_ng_history_waits_1_2);
+NG_FUNCTION_INFO(pg_stat_statements_ng_history_plans_1_2);
 
 /* copy every window into backend memory, under the history lock */
 static List *
@@ -57,7 +61,8 @@ history_copy_windows(void)
 	for (dsa_pointer dp = ng_history->first; DsaPointerIsValid(dp);)
 	{
 		NgHistoryWindow *w = dsa_get_address(ng_area, dp);
-		Size		size = NG_HISTORY_WINDOW_SIZE(w->nrows, w->nwaits);
+		Size		size = NG_HISTORY_WINDOW_SIZE(w->nrows, w->nwaits,
+												  w->nplans);
 		NgHistoryWindow *copy = palloc_extended(size, MCXT_ALLOC_HUGE);
 
 		memcpy(copy, w, size);
@@ -185,6 +190,62 @@ pg_stat_statements_ng_history_waits_1_2(PG_FUNCTION_ARGS)
 		for (int r = 0; r < w->nwaits; r++)
 		{
 			history_wait_values(w, &waits[r], values, nulls);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc,
+								 values, nulls);
+		}
+	}
+	list_free_deep(windows);
+	return (Datum) 0;
+}
+
+/* one plan row's values */
+static void
+history_plan_values(const NgHistoryWindow *w, const NgHistoryPlanRow * row,
+					Datum *values, bool *nulls)
+{
+	memset(nulls, 0, sizeof(bool) * NG_HISTORY_PLANS_COLS);
+	values[0] = TimestampTzGetDatum(w->start);
+	values[1] = TimestampTzGetDatum(w->end);
+	values[2] = ObjectIdGetDatum(row->key.userid);
+	values[3] = ObjectIdGetDatum(row->key.dbid);
+	values[4] = Int64GetDatum((int64) row->key.queryid);
+	values[5] = BoolGetDatum(row->key.toplevel);
+	values[6] = Int64GetDatum((int64) row->p.planid);
+	nulls[6] = row->p.other;
+	values[7] = Int64GetDatum(row->p.c.calls);
+	values[8] = Float8GetDatum(row->p.c.total_exec_time);
+	values[9] = Int64GetDatum(row->p.c.rows);
+}
+
+/*
+ * pg_stat_statements_ng_history_plans()
+ *		Every plan row of every closed window, oldest window first: per
+ *		statement the window keeps (as its rows in the history) and plan
+ *		executed in the window, the plan's calls, exec time and rows in it;
+ *		planid NULL for the plans counted together ("other").
+ */
+Datum
+pg_stat_statements_ng_history_plans_1_2(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	List	   *windows;
+	ListCell   *lc;
+	Datum		values[NG_HISTORY_PLANS_COLS];
+	bool		nulls[NG_HISTORY_PLANS_COLS];
+
+	ng_check_loaded();
+	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setDesc->natts != NG_HISTORY_PLANS_COLS)
+		elog(ERROR, "incorrect number of output arguments");
+	windows = history_copy_windows();
+	foreach(lc, windows)
+	{
+		NgHistoryWindow *w = lfirst(lc);
+		NgHistoryPlanRow *plans = NG_HISTORY_WINDOW_PLANS(w);
+
+		for (int r = 0; r < w->nplans; r++)
+		{
+			history_plan_values(w, &plans[r], values, nulls);
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc,
 								 values, nulls);
 		}

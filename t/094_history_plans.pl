@@ -1,0 +1,138 @@
+# The history's plan rows: pg_stat_statements_ng_history_plans, one row per
+# plan a statement kept by a window executed in it, exact.  A statement run
+# 30 times with one plan and 20 with another in a window has two plan rows of
+# 30 and 20 calls, adding up to its calls in pg_stat_statements_ng_history;
+# the next window has only what ran in it; a reset of the statement, or a
+# full reset, inside a window leaves the window's rows exact (what ran before
+# the reset counts in it), also for executions still unfolded in an open
+# session's slot when the reset voids them; executions unfolded in an open
+# session's slot at a close count in that window, and only the new ones in
+# the next; with track_plans off a statement has no plan row; the rows
+# survive a clean restart.
+#
+# The test's own SQL runs with pg_stat_statements_ng.track = none, so that
+# every counted statement is one the workload ran.
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+use NgNode;
+
+$ENV{PGOPTIONS} = '-c pg_stat_statements_ng.track=none';
+my $node = ng_node(
+	'history_plans',
+	autovacuum => 'off',
+	'pg_stat_statements_ng.history_interval' => 3600);
+sub sql { return $node->safe_psql('postgres', $_[0]); }
+sub take_window { sql('SELECT pg_stat_statements_ng_take_window()'); }
+sub run { return ng_tracked($node, 'postgres', $_[0]); }
+
+sql(q{
+CREATE TABLE t (id int PRIMARY KEY, v int);
+INSERT INTO t SELECT g, g FROM generate_series(1, 10000) g;
+VACUUM ANALYZE t;
+});
+
+my $q = "SELECT count(*) FROM t WHERE id < 10;\n";
+my $off = 'SET enable_indexscan = off; SET enable_indexonlyscan = off; SET enable_bitmapscan = off;';
+my $on = 'RESET enable_indexscan; RESET enable_indexonlyscan; RESET enable_bitmapscan;';
+
+take_window();
+
+# 1. a plan flip in a window: 30 executions without index scans, 20 with
+run($off . ($q x 30) . $on . ($q x 20));
+my $qid = sql(q{SELECT queryid FROM pg_stat_statements_ng
+ WHERE query = 'SELECT count(*) FROM t WHERE id < $1'});
+my ($seq, $idx) = split(/\|/, sql(qq{
+SELECT string_agg(planid::text, '|' ORDER BY calls DESC)
+FROM pg_stat_statements_ng_plans WHERE queryid = $qid}));
+ok($seq && $idx && $seq ne $idx, 'the flip has two plans');
+take_window();
+
+# the last closed window's plan rows of the statement ("seq:30 idx:20"), the
+# sum of their calls, and its calls in the history
+sub last_window
+{
+	return sql(qq{
+WITH w AS (SELECT history_open_since AS e FROM pg_stat_statements_ng_info)
+SELECT (SELECT string_agg(CASE planid WHEN $seq THEN 'seq' WHEN $idx THEN 'idx'
+                                      ELSE coalesce(planid::text, 'other') END
+                          || ':' || calls, ' ' ORDER BY calls DESC, planid)
+        FROM pg_stat_statements_ng_history_plans, w
+        WHERE queryid = $qid AND window_end = w.e),
+       (SELECT sum(calls) FROM pg_stat_statements_ng_history_plans, w
+        WHERE queryid = $qid AND window_end = w.e),
+       (SELECT sum(calls) FROM pg_stat_statements_ng_history, w
+        WHERE queryid = $qid AND window_end = w.e)});
+}
+
+is(last_window(), 'seq:30 idx:20|50|50',
+	'a flip in a window: two plan rows, 30 and 20, adding up to its calls');
+
+# 2. the next window: only what ran in it
+run($q x 7);
+take_window();
+is(last_window(), 'idx:7|7|7', 'the next window: its 7 executions only');
+
+# 3. a reset of the statement inside a window: what ran before it counts
+run($off . ($q x 5));
+sql("SELECT pg_stat_statements_ng_reset(0, 0, $qid)");
+run($q x 4);
+take_window();
+is(last_window(), 'seq:5 idx:4|9|9',
+	'a reset of the statement inside a window: the window stays exact');
+
+# ... and a full reset
+run($off . ($q x 3));
+sql('SELECT pg_stat_statements_ng_reset()');
+run($q x 2);
+take_window();
+is(last_window(), 'seq:3 idx:2|5|5',
+	'a full reset inside a window: the window stays exact');
+
+# 4. executions unfolded in an open session's slot at the close
+my $bg = do
+{
+	local $ENV{PGOPTIONS} = '';
+	$node->background_psql('postgres');
+};
+$bg->query_safe($q) for 1 .. 6;
+run($off . ($q x 2));
+take_window();
+is(last_window(), 'idx:6 seq:2|8|8',
+	'executions unfolded in a slot at the close count in the window');
+$bg->query_safe($q);
+take_window();
+is(last_window(), 'idx:1|1|1',
+	'the next window: only the slot\'s new execution');
+
+# a reset voids the slot's unfolded executions: they count in the window
+$bg->query_safe($q) for 1 .. 4;
+sql("SELECT pg_stat_statements_ng_reset(0, 0, $qid)");
+$bg->query_safe($q);
+take_window();
+is(last_window(), 'idx:5|5|5',
+	'a reset voiding a slot\'s executions inside a window: exact');
+$bg->quit;
+
+# 5. track_plans off: counted in the statement, in no plan row
+run("SET pg_stat_statements_ng.track_plans = off;\n" . ($q x 3));
+take_window();
+is(last_window(), '||3', 'track_plans off: the history row, no plan row');
+
+# 6. a clean restart keeps the plan rows
+my $all = qq{
+SELECT string_agg(window_end::text || ':' || coalesce(planid::text, 'other')
+                  || ':' || calls || ':' || rows, ' '
+                  ORDER BY window_end, planid)
+FROM pg_stat_statements_ng_history_plans WHERE queryid = $qid};
+my $before = sql($all);
+like($before, qr/(\S+ ){6}/, 'the windows have plan rows');
+$node->restart;
+is(sql($all), $before, 'a clean restart keeps the plan rows');
+
+$node->stop;
+done_testing();
