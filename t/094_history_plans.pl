@@ -118,10 +118,21 @@ is(last_window(), 'idx:5|5|5',
 	'a reset voiding a slot\'s executions inside a window: exact');
 $bg->quit;
 
-# 5. track_plans off: counted in the statement, in no plan row
+# 5. track_plans off: counted in the statement, in no plan row, folded or
+# still in an open session's slot at the close
 run("SET pg_stat_statements_ng.track_plans = off;\n" . ($q x 3));
 take_window();
 is(last_window(), '||3', 'track_plans off: the history row, no plan row');
+$bg = do
+{
+	local $ENV{PGOPTIONS} = '-c pg_stat_statements_ng.track_plans=off';
+	$node->background_psql('postgres');
+};
+$bg->query_safe($q) for 1 .. 2;
+take_window();
+is(last_window(), '||2',
+	'track_plans off, executions in a slot at the close: no plan row');
+$bg->quit;
 
 # 6. a clean restart keeps the plan rows
 my $all = qq{
