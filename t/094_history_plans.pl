@@ -8,7 +8,8 @@
 # session's slot when the reset voids them; executions unfolded in an open
 # session's slot at a close count in that window, and only the new ones in
 # the next; with track_plans off a statement has no plan row; the rows
-# survive a clean restart.
+# survive a clean restart; a history file of format 2 (without plan rows)
+# is read.
 #
 # The test's own SQL runs with pg_stat_statements_ng.track = none, so that
 # every counted statement is one the workload ran.
@@ -20,6 +21,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 use NgNode;
+use NgPersist qw(read_bytes write_bytes crc32c);
 
 $ENV{PGOPTIONS} = '-c pg_stat_statements_ng.track=none';
 my $node = ng_node(
@@ -144,6 +146,42 @@ my $before = sql($all);
 like($before, qr/(\S+ ){6}/, 'the windows have plan rows');
 $node->restart;
 is(sql($all), $before, 'a clean restart keeps the plan rows');
+
+# 7. a history file of format 2 (no plan rows) is read: the file a clean
+# stop wrote, its plan rows dropped, headers of format 2, the CRC made again
+my $hq = q{
+SELECT string_agg(concat_ws(' ', window_start, window_end, queryid, calls),
+                  E'\n' ORDER BY window_start, queryid)
+  FROM pg_stat_statements_ng_history};
+my $history = sql($hq);
+$node->stop;
+my $hfile = $node->data_dir . '/pg_stat/pg_stat_statements_ng_history.stat';
+my $bytes = read_bytes($hfile);
+my @h = unpack('L6 q4 L2', $bytes);
+my ($row_size, $wait_size, $nwindows, $plan_size) = @h[ 3, 5, 6, 10 ];
+is($h[1], 3, 'the history file is of format 3');
+my $old = pack('L6 q4', $h[0], 2, @h[ 2 .. 9 ]);
+my $at = 64;
+my $plans_dropped = 0;
+for (1 .. $nwindows)
+{
+	my ($start, $end, $nrows, $nwaits, $nplans) =
+	  unpack('q2 l3', substr($bytes, $at, 32));
+	$old .= pack('q2 l2', $start, $end, $nrows, $nwaits);
+	$old .= substr($bytes, $at + 32, $nrows * $row_size + $nwaits * $wait_size);
+	$at += 32 + $nrows * $row_size + $nwaits * $wait_size +
+	  $nplans * $plan_size;
+	$plans_dropped += $nplans;
+}
+is($at, length($bytes) - 4, 'the file walked to its CRC');
+cmp_ok($plans_dropped, '>', 0, 'the file had plan rows');
+write_bytes($hfile, $old . pack('L', crc32c($old)));
+$node->start;
+is(sql('SELECT history_windows FROM pg_stat_statements_ng_info'),
+	$nwindows, 'every window of the format 2 file is restored');
+is(sql($hq), $history, 'with its statements\' rows');
+is(sql('SELECT count(*) FROM pg_stat_statements_ng_history_plans'), '0',
+	'with no plan rows');
 
 $node->stop;
 done_testing();
