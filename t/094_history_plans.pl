@@ -5,11 +5,11 @@
 # the next window has only what ran in it; a reset of the statement, or a
 # full reset, inside a window leaves the window's rows exact (what ran before
 # the reset counts in it), also for executions still unfolded in an open
-# session's slot when the reset voids them; executions unfolded in an open
-# session's slot at a close count in that window, and only the new ones in
-# the next; with track_plans off a statement has no plan row; the rows
-# survive a clean restart; a history file of format 2 (without plan rows)
-# is read.
+# session's slot when the reset voids them, and so does an eviction of the
+# statement; executions unfolded in an open session's slot at a close count
+# in that window, and only the new ones in the next; with track_plans off a
+# statement has no plan row; the rows survive a clean restart; a history
+# file of format 2 (without plan rows) is read.
 #
 # The test's own SQL runs with pg_stat_statements_ng.track = none, so that
 # every counted statement is one the workload ran.
@@ -27,6 +27,9 @@ $ENV{PGOPTIONS} = '-c pg_stat_statements_ng.track=none';
 my $node = ng_node(
 	'history_plans',
 	autovacuum => 'off',
+	'pg_stat_statements_ng.max' => 100,
+	'pg_stat_statements_ng.admission' => 'all',
+	'pg_stat_statements_ng.history_statements' => 1000,
 	'pg_stat_statements_ng.history_interval' => 3600);
 sub sql { return $node->safe_psql('postgres', $_[0]); }
 sub take_window { sql('SELECT pg_stat_statements_ng_take_window()'); }
@@ -136,7 +139,23 @@ is(last_window(), '||2',
 	'track_plans off, executions in a slot at the close: no plan row');
 $bg->quit;
 
-# 6. a clean restart keeps the plan rows
+# 6. the statement evicted inside a window: its plan records count in it
+run($off . ($q x 5) . $on . ($q x 3));
+my $gone = 0;
+my $others = join('', map { 'SELECT ' . join(', ', (1) x $_) . ";\n" } 1 .. 150);
+for (1 .. 30)
+{
+	run($others);
+	$gone = sql("SELECT count(*) = 0 FROM pg_stat_statements_ng WHERE queryid = $qid")
+	  eq 't';
+	last if $gone;
+}
+ok($gone, 'the statement was evicted');
+take_window();
+is(last_window(), 'seq:5 idx:3|8|8',
+	'the statement evicted inside a window: the window stays exact');
+
+# 7. a clean restart keeps the plan rows
 my $all = qq{
 SELECT string_agg(window_end::text || ':' || coalesce(planid::text, 'other')
                   || ':' || calls || ':' || rows, ' '
@@ -147,7 +166,7 @@ like($before, qr/(\S+ ){6}/, 'the windows have plan rows');
 $node->restart;
 is(sql($all), $before, 'a clean restart keeps the plan rows');
 
-# 7. a history file of format 2 (no plan rows) is read: the file a clean
+# 8. a history file of format 2 (no plan rows) is read: the file a clean
 # stop wrote, its plan rows dropped, headers of format 2, the CRC made again
 my $hq = q{
 SELECT string_agg(concat_ws(' ', window_start, window_end, queryid, calls),
