@@ -163,7 +163,12 @@ SELECT string_agg(window_end::text || ':' || coalesce(planid::text, 'other')
 FROM pg_stat_statements_ng_history_plans WHERE queryid = $qid};
 my $before = sql($all);
 like($before, qr/(\S+ ){6}/, 'the windows have plan rows');
+my $nwin = sql('SELECT history_windows FROM pg_stat_statements_ng_info');
 $node->restart;
+# the keeper restores the windows once it runs (a clean stop closed one more)
+$node->poll_query_until('postgres', 'SELECT history_windows = ' . ($nwin + 1) .
+	  ' FROM pg_stat_statements_ng_info')
+  or die 'the windows were not restored';
 is(sql($all), $before, 'a clean restart keeps the plan rows');
 
 # 8. a history file of format 2 (no plan rows) is read: the file a clean
@@ -196,8 +201,9 @@ is($at, length($bytes) - 4, 'the file walked to its CRC');
 cmp_ok($plans_dropped, '>', 0, 'the file had plan rows');
 write_bytes($hfile, $old . pack('L', crc32c($old)));
 $node->start;
-is(sql('SELECT history_windows FROM pg_stat_statements_ng_info'),
-	$nwindows, 'every window of the format 2 file is restored');
+ok( $node->poll_query_until('postgres',
+		"SELECT history_windows = $nwindows FROM pg_stat_statements_ng_info"),
+	'every window of the format 2 file is restored');
 is(sql($hq), $history, 'with its statements\' rows');
 is(sql('SELECT count(*) FROM pg_stat_statements_ng_history_plans'), '0',
 	'with no plan rows');
