@@ -121,7 +121,7 @@ typedef struct NgHistoryPlanCounts
 	int64		calls;
 	double		total_exec_time;
 	int64		rows;
-}			NgHistoryPlanCounts;
+} NgHistoryPlanCounts;
 
 /*
  * A plan of a statement and its counts: planid, or other (planid 0) for the
@@ -132,11 +132,11 @@ typedef struct NgHistoryPlan
 	uint64		planid;
 	bool		other;
 	NgHistoryPlanCounts c;
-}			NgHistoryPlan;
+} NgHistoryPlan;
 
 /* dst += sign * src */
 static inline void
-ng_history_plan_add(NgHistoryPlanCounts * dst, const NgHistoryPlanCounts * src,
+ng_history_plan_add(NgHistoryPlanCounts *dst, const NgHistoryPlanCounts *src,
 					int sign)
 {
 	dst->calls += sign * src->calls;
@@ -149,7 +149,7 @@ typedef struct NgHistoryPlanRow
 {
 	NgKey		key;
 	NgHistoryPlan p;
-}			NgHistoryPlanRow;
+} NgHistoryPlanRow;
 
 /*
  * A closed window, one DSA allocation, in the list oldest first: its
@@ -305,20 +305,20 @@ extern void ng_history_waits_stop(void);
 
 /* Functions in history_plans.c */
 extern int	ng_history_plans_of_entry(const NgSharedEntry *entry,
-									  NgHistoryPlan * out, int max);
+									  NgHistoryPlan *out, int max);
 extern bool ng_history_plan_of_slot(const NgSharedEntry *entry,
 									const struct NgSlot *copy,
-									NgHistoryPlan * out);
+									NgHistoryPlan *out);
 extern void ng_history_plans_start(MemoryContext cxt);
 extern void ng_history_plans_departed(const NgKey *key,
-									  const NgHistoryPlan * plans, int n);
+									  const NgHistoryPlan *plans, int n);
 extern void ng_history_plans_evicted(const NgSharedEntry *entry);
 extern void ng_history_plans_read(const NgKey *keys,
-								  const NgHistoryPlan * plans, int n,
+								  const NgHistoryPlan *plans, int n,
 								  uint64 read);
-extern NgHistoryPlanRow * ng_history_plans_close(uint64 read, bool opening,
-												 const NgKey *kept, int nkeep,
-												 int *nplans);
+extern NgHistoryPlanRow *ng_history_plans_close(uint64 read, bool opening,
+												const NgKey *kept, int nkeep,
+												int *nplans);
 
 /* Functions in history_persist.c */
 extern void ng_history_save(void);

@@ -68,7 +68,7 @@ typedef struct CapturePlan
 {
 	int			row;
 	NgHistoryPlan p;
-}			CapturePlan;
+} CapturePlan;
 
 typedef struct HistoryCapture
 {
@@ -137,7 +137,7 @@ capture_new_row(HistoryCapture *cap, int p, const NgKey *key, dsa_pointer dp)
 
 /* keep plan p's counts for the row of index row (under the lock) */
 static void
-capture_plan(HistoryCapture *cap, int row, const NgHistoryPlan * p)
+capture_plan(HistoryCapture *cap, int row, const NgHistoryPlan *p)
 {
 	if (cap->nplans == cap->maxplans)
 	{
@@ -298,8 +298,8 @@ ng_history_capture_slots(void *arg, int p, uint32 old_generation)
 static int
 capture_plan_cmp(const void *a, const void *b)
 {
-	const		CapturePlan *x = a;
-	const		CapturePlan *y = b;
+	const CapturePlan *x = a;
+	const CapturePlan *y = b;
 
 	if (x->row != y->row)
 		return x->row < y->row ? -1 : 1;

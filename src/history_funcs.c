@@ -19,9 +19,11 @@
 #include <math.h>
 
 #include "access/htup_details.h"
+#include "catalog/pg_authid.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/proc.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
@@ -198,20 +200,28 @@ pg_stat_statements_ng_history_waits_1_2(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
-/* one plan row's values */
+/*
+ * history_plan_values
+ *		One plan row's values; its queryid and planid only to a reader
+ *		allowed to see them (its user, or pg_read_all_stats), as in
+ *		pg_stat_statements_ng_plans.
+ */
 static void
-history_plan_values(const NgHistoryWindow *w, const NgHistoryPlanRow * row,
-					Datum *values, bool *nulls)
+history_plan_values(const NgHistoryWindow *w, const NgHistoryPlanRow *row,
+					bool allowed, Datum *values, bool *nulls)
 {
+	bool		shown = allowed || row->key.userid == GetUserId();
+
 	memset(nulls, 0, sizeof(bool) * NG_HISTORY_PLANS_COLS);
 	values[0] = TimestampTzGetDatum(w->start);
 	values[1] = TimestampTzGetDatum(w->end);
 	values[2] = ObjectIdGetDatum(row->key.userid);
 	values[3] = ObjectIdGetDatum(row->key.dbid);
 	values[4] = Int64GetDatum((int64) row->key.queryid);
+	nulls[4] = !shown;
 	values[5] = BoolGetDatum(row->key.toplevel);
 	values[6] = Int64GetDatum((int64) row->p.planid);
-	nulls[6] = row->p.other;
+	nulls[6] = row->p.other || !shown;
 	values[7] = Int64GetDatum(row->p.c.calls);
 	values[8] = Float8GetDatum(row->p.c.total_exec_time);
 	values[9] = Int64GetDatum(row->p.c.rows);
@@ -222,7 +232,9 @@ history_plan_values(const NgHistoryWindow *w, const NgHistoryPlanRow * row,
  *		Every plan row of every closed window, oldest window first: per
  *		statement the window keeps (as its rows in the history) and plan
  *		executed in the window, the plan's calls, exec time and rows in it;
- *		planid NULL for the plans counted together ("other").
+ *		planid NULL for the plans counted together ("other").  Rows of
+ *		other users show NULL queryid and planid unless the reader has
+ *		pg_read_all_stats.
  */
 Datum
 pg_stat_statements_ng_history_plans_1_2(PG_FUNCTION_ARGS)
@@ -232,11 +244,13 @@ pg_stat_statements_ng_history_plans_1_2(PG_FUNCTION_ARGS)
 	ListCell   *lc;
 	Datum		values[NG_HISTORY_PLANS_COLS];
 	bool		nulls[NG_HISTORY_PLANS_COLS];
+	bool		allowed;
 
 	ng_check_loaded();
 	InitMaterializedSRF(fcinfo, 0);
 	if (rsinfo->setDesc->natts != NG_HISTORY_PLANS_COLS)
 		elog(ERROR, "incorrect number of output arguments");
+	allowed = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
 	windows = history_copy_windows();
 	foreach(lc, windows)
 	{
@@ -245,7 +259,7 @@ pg_stat_statements_ng_history_plans_1_2(PG_FUNCTION_ARGS)
 
 		for (int r = 0; r < w->nplans; r++)
 		{
-			history_plan_values(w, &plans[r], values, nulls);
+			history_plan_values(w, &plans[r], allowed, values, nulls);
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc,
 								 values, nulls);
 		}

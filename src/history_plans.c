@@ -55,7 +55,7 @@ typedef struct PlanKey
 	NgKey		key;
 	uint64		planid;			/* 0 when other */
 	bool		other;
-}			PlanKey;
+} PlanKey;
 
 typedef struct KeeperPlan
 {
@@ -63,21 +63,21 @@ typedef struct KeeperPlan
 	uint64		seen;			/* the read that last saw it in the table */
 	NgHistoryPlanCounts acc;
 	NgHistoryPlanCounts now;	/* what that read saw */
-}			KeeperPlan;
+} KeeperPlan;
 
 /* a window's plan row and the rank of its statement, to sort them */
 typedef struct RankedPlan
 {
 	int			rank;
 	NgHistoryPlanRow row;
-}			RankedPlan;
+} RankedPlan;
 
 /* a statement the window keeps, and its rank */
 typedef struct KeptKey
 {
 	NgKey		key;			/* hash key: must be first */
 	int			rank;
-}			KeptKey;
+} KeptKey;
 
 static HTAB *plan_keys = NULL;
 static MemoryContext plan_cxt = NULL;
@@ -85,7 +85,7 @@ static MemoryContext plan_cxt = NULL;
 static uint32
 plan_key_hash(const void *key, Size keysize)
 {
-	const		PlanKey *k = key;
+	const PlanKey *k = key;
 
 	return hash_combine(ng_key_hash(&k->key),
 						murmurhash32((uint32) k->planid ^
@@ -96,8 +96,8 @@ plan_key_hash(const void *key, Size keysize)
 static int
 plan_key_match(const void *a, const void *b, Size keysize)
 {
-	const		PlanKey *x = a;
-	const		PlanKey *y = b;
+	const PlanKey *x = a;
+	const PlanKey *y = b;
 
 	return (ng_key_equal(&x->key, &y->key) && x->planid == y->planid &&
 			x->other == y->other) ? 0 : 1;
@@ -126,7 +126,7 @@ kept_key_match(const void *a, const void *b, Size keysize)
  *		entry.
  */
 int
-ng_history_plans_of_entry(const NgSharedEntry *entry, NgHistoryPlan * out,
+ng_history_plans_of_entry(const NgSharedEntry *entry, NgHistoryPlan *out,
 						  int max)
 {
 	NgPlanArray *arr = ng_plans_array(entry);
@@ -162,7 +162,7 @@ ng_history_plans_of_entry(const NgSharedEntry *entry, NgHistoryPlan * out,
  */
 bool
 ng_history_plan_of_slot(const NgSharedEntry *entry, const NgSlot *copy,
-						NgHistoryPlan * out)
+						NgHistoryPlan *out)
 {
 	const NgCounters *c = &copy->counters;
 	NgPlanArray *arr = entry != NULL ? ng_plans_array(entry) : NULL;
@@ -211,7 +211,7 @@ ng_history_plans_start(MemoryContext cxt)
 
 /* the pair of key and p's plan, made (empty) if new */
 static KeeperPlan *
-keeper_plan(const NgKey *key, const NgHistoryPlan * p)
+keeper_plan(const NgKey *key, const NgHistoryPlan *p)
 {
 	PlanKey		k;
 	bool		found;
@@ -237,7 +237,7 @@ keeper_plan(const NgKey *key, const NgHistoryPlan * p)
  *		handover, an unbound fold): add them to acc.
  */
 void
-ng_history_plans_departed(const NgKey *key, const NgHistoryPlan * plans, int n)
+ng_history_plans_departed(const NgKey *key, const NgHistoryPlan *plans, int n)
 {
 	for (int i = 0; i < n; i++)
 		ng_history_plan_add(&keeper_plan(key, &plans[i])->acc, &plans[i].c, 1);
@@ -270,7 +270,7 @@ ng_history_plans_evicted(const NgSharedEntry *entry)
  *		plans[i] of statement keys[i], several of a pair summed.
  */
 void
-ng_history_plans_read(const NgKey *keys, const NgHistoryPlan * plans, int n,
+ng_history_plans_read(const NgKey *keys, const NgHistoryPlan *plans, int n,
 					  uint64 read)
 {
 	for (int i = 0; i < n; i++)
@@ -290,8 +290,8 @@ ng_history_plans_read(const NgKey *keys, const NgHistoryPlan * plans, int n,
 static int
 ranked_cmp(const void *a, const void *b)
 {
-	const		RankedPlan *x = a;
-	const		RankedPlan *y = b;
+	const RankedPlan *x = a;
+	const RankedPlan *y = b;
 
 	if (x->rank != y->rank)
 		return x->rank < y->rank ? -1 : 1;

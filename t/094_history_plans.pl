@@ -8,7 +8,8 @@
 # session's slot when the reset voids them, and so does an eviction of the
 # statement; executions unfolded in an open session's slot at a close count
 # in that window, and only the new ones in the next; with track_plans off a
-# statement has no plan row; the rows survive a clean restart; a history
+# statement has no plan row; another user's queryid and planid are hidden
+# without pg_read_all_stats; the rows survive a clean restart; a history
 # file of format 2 (without plan rows) is read.
 #
 # The test's own SQL runs with pg_stat_statements_ng.track = none, so that
@@ -154,6 +155,21 @@ ok($gone, 'the statement was evicted');
 take_window();
 is(last_window(), 'seq:5 idx:3|8|8',
 	'the statement evicted inside a window: the window stays exact');
+
+# another user's rows: queryid and planid hidden without pg_read_all_stats
+sql('CREATE ROLE viewer LOGIN');
+sub as_viewer
+{
+	local $ENV{PGOPTIONS} = '';
+	return $node->safe_psql('postgres', $_[0], extra_params => [ '-U', 'viewer' ]);
+}
+my $hidden = q{SELECT count(*) FILTER (WHERE queryid IS NULL AND planid IS NULL)
+  || '/' || count(*) FROM pg_stat_statements_ng_history_plans};
+my ($nhidden, $nrows) = split m{/}, as_viewer($hidden);
+ok($nrows > 0 && $nhidden == $nrows,
+	'another user\'s plan rows: queryid and planid NULL');
+sql('GRANT pg_read_all_stats TO viewer');
+is(as_viewer($hidden), "0/$nrows", 'with pg_read_all_stats: shown');
 
 # 7. a clean restart keeps the plan rows
 my $all = qq{
