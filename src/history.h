@@ -14,6 +14,8 @@
  *   ng_history_keep_evicted, ng_history_keep_unbound: the partition lock,
  *   exclusive.
  *   ng_history_capture_begin and the rest: see history_capture.c.
+ *   ng_history_plans_of_entry, ng_history_plan_of_slot: the entry's
+ *   partition lock, any mode (or the keeper owns the unlinked entry).
  *   everything else: no lock of ours held; the windows' list is under
  *   NgHistoryShared.lock, taken and released inside.
  *
