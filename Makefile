@@ -26,6 +26,7 @@ OBJS = \
 	src/history_funcs.o \
 	src/history_keeper.o \
 	src/history_persist.o \
+	src/history_plans.o \
 	src/history_waits.o \
 	src/hooks.o \
 	src/keeper_start.o \

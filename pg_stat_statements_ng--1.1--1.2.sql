@@ -678,6 +678,36 @@ GRANT SELECT ON pg_stat_statements_ng_plans TO PUBLIC;
 
 -- ---- plan statistics (end) ----
 
+-- ---- the history's plans: each window's calls per plan (begin) ----
+
+-- every plan row of every closed window, oldest window first: for each
+-- statement a window keeps, one row per plan executed in the window (planid
+-- NULL: the plans beyond plans_per_statement, together), with the plan's
+-- calls, exec time and rows in it; joins to pg_stat_statements_ng_history on
+-- (window_start, userid, dbid, queryid, toplevel)
+CREATE FUNCTION pg_stat_statements_ng_history_plans(
+    OUT window_start timestamp with time zone,
+    OUT window_end timestamp with time zone,
+    OUT userid oid,
+    OUT dbid oid,
+    OUT queryid bigint,
+    OUT toplevel bool,
+    OUT planid bigint,
+    OUT calls int8,
+    OUT total_exec_time float8,
+    OUT rows int8
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_stat_statements_ng_history_plans_1_2'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW pg_stat_statements_ng_history_plans AS
+  SELECT * FROM pg_stat_statements_ng_history_plans();
+
+GRANT SELECT ON pg_stat_statements_ng_history_plans TO PUBLIC;
+
+-- ---- the history's plans (end) ----
+
 -- ---- the history: time windows of per-statement deltas ----
 
 -- every row of every closed window, oldest window first

@@ -241,15 +241,49 @@ ng_history_keep_evicted(NgSharedPartition *part, NgSharedEntry *entry,
 }
 
 /*
+ * history_unbound_plan
+ *		Add an unbound fold's calls, all of plan planid, to the plans of its
+ *		key's place u; false if u keeps NG_HISTORY_UNBOUND_PLANS others.
+ */
+static bool
+history_unbound_plan(NgHistoryUnbound *u, uint64 planid,
+					 const NgCounters *counts)
+{
+	NgHistoryPlanCounts add = {
+		.calls = counts->calls[NG_EXEC],
+		.total_exec_time = counts->total_time[NG_EXEC],
+		.rows = counts->rows,
+	};
+	int			j;
+
+	for (j = 0; j < u->nplans; j++)
+		if (u->plans[j].planid == planid)
+			break;
+	if (j == NG_HISTORY_UNBOUND_PLANS)
+		return false;
+	if (j == u->nplans)
+	{
+		memset(&u->plans[j], 0, sizeof(NgHistoryPlan));
+		u->plans[j].planid = planid;
+		u->nplans++;
+	}
+	ng_history_plan_add(&u->plans[j].c, &add, 1);
+	return true;
+}
+
+/*
  * ng_history_keep_unbound
  *		The fold of an unbound slot of partition p whose statement has no
  *		entry: while the keeper keeps what departs, keep its counts (key,
  *		counts; not their durations) for the keeper, in the partition's
- *		fixed list, added to the key's place if it has one; counted as lost
- *		when the list is full.  Caller holds the partition lock exclusively.
+ *		fixed list, added to the key's place if it has one, with its calls
+ *		counted for their plan (planid; 0: none); counted as lost when the
+ *		list, or the place's plans, are full.  Caller holds the partition
+ *		lock exclusively.
  */
 void
-ng_history_keep_unbound(int p, const NgKey *key, const NgCounters *counts)
+ng_history_keep_unbound(int p, const NgKey *key, const NgCounters *counts,
+						uint64 planid)
 {
 	NgHistoryUnboundList *list;
 	NgHistoryTotals t;
@@ -276,6 +310,9 @@ ng_history_keep_unbound(int p, const NgKey *key, const NgCounters *counts)
 	memset(&t.c, 0, sizeof(t.c));
 	ng_history_totals_add_counters(&t, counts, 1);
 	ng_history_counts_add(&list->v[i].c, &t.c);
+	if (planid != 0 && counts->calls[NG_EXEC] > 0 &&
+		!history_unbound_plan(&list->v[i], planid, counts))
+		list->lost++;
 }
 
 /* ---- the list of windows ---- */
@@ -291,7 +328,7 @@ history_drop_oldest(void)
 	if (!DsaPointerIsValid(ng_history->first))
 		ng_history->last = InvalidDsaPointer;
 	ng_history->nwindows--;
-	ng_history->bytes -= NG_HISTORY_WINDOW_SIZE(w->nrows, w->nwaits);
+	ng_history->bytes -= NG_HISTORY_WINDOW_SIZE(w->nrows, w->nwaits, w->nplans);
 	dsa_free(ng_area, dp);
 }
 

@@ -5,13 +5,17 @@
  *		its own exec percentiles, kept by the keeper (history_keeper.c) in
  *		the DSA area; what evictions and resets take out of the table
  *		during a window (history_capture.c); each window's wait samples
- *		(history_waits.c); the SQL functions (history_funcs.c); the file
- *		that keeps the windows over a clean restart (history_persist.c).
+ *		(history_waits.c); each window's per-plan deltas of the statements
+ *		it keeps (history_plans.c); the SQL functions (history_funcs.c);
+ *		the file that keeps the windows over a clean restart
+ *		(history_persist.c).
  *
  * Locks:
  *   ng_history_keep_evicted, ng_history_keep_unbound: the partition lock,
  *   exclusive.
  *   ng_history_capture_begin and the rest: see history_capture.c.
+ *   ng_history_plans_of_entry, ng_history_plan_of_slot: the entry's
+ *   partition lock, any mode (or the keeper owns the unlinked entry).
  *   everything else: no lock of ours held; the windows' list is under
  *   NgHistoryShared.lock, taken and released inside.
  *
@@ -113,9 +117,45 @@ typedef struct NgHistoryWaitRow
 	uint64		time_us;
 } NgHistoryWaitRow;
 
+/* a plan's counts: the executions of one plan of a statement */
+typedef struct NgHistoryPlanCounts
+{
+	int64		calls;
+	double		total_exec_time;
+	int64		rows;
+} NgHistoryPlanCounts;
+
+/*
+ * A plan of a statement and its counts: planid, or other (planid 0) for the
+ * plans its plan array counts together (plans.h)
+ */
+typedef struct NgHistoryPlan
+{
+	uint64		planid;
+	bool		other;
+	NgHistoryPlanCounts c;
+} NgHistoryPlan;
+
+/* dst += sign * src */
+static inline void
+ng_history_plan_add(NgHistoryPlanCounts *dst, const NgHistoryPlanCounts *src,
+					int sign)
+{
+	dst->calls += sign * src->calls;
+	dst->total_exec_time += sign * src->total_exec_time;
+	dst->rows += sign * src->rows;
+}
+
+/* One plan row of a closed window: a plan of a statement it keeps */
+typedef struct NgHistoryPlanRow
+{
+	NgKey		key;
+	NgHistoryPlan p;
+} NgHistoryPlanRow;
+
 /*
  * A closed window, one DSA allocation, in the list oldest first: its
- * statement rows, then its wait rows
+ * statement rows, then its wait rows, then its plan rows
  */
 typedef struct NgHistoryWindow
 {
@@ -124,25 +164,40 @@ typedef struct NgHistoryWindow
 	TimestampTz end;
 	int32		nrows;
 	int32		nwaits;
+	int32		nplans;
 	NgHistoryRow rows[FLEXIBLE_ARRAY_MEMBER];
 } NgHistoryWindow;
 
-#define NG_HISTORY_WINDOW_SIZE(n, nw) \
+#define NG_HISTORY_WINDOW_SIZE(n, nw, np) \
 	(offsetof(NgHistoryWindow, rows) + (Size) (n) * sizeof(NgHistoryRow) + \
-	 (Size) (nw) * sizeof(NgHistoryWaitRow))
+	 (Size) (nw) * sizeof(NgHistoryWaitRow) + \
+	 (Size) (np) * sizeof(NgHistoryPlanRow))
 
 /* a window's wait rows, after its statement rows */
 #define NG_HISTORY_WINDOW_WAITS(w) \
 	((NgHistoryWaitRow *) ((char *) (w)->rows + \
 						   (Size) (w)->nrows * sizeof(NgHistoryRow)))
 
-/* What a reset took out of the table: one statement's totals */
+/* a window's plan rows, after its wait rows */
+#define NG_HISTORY_WINDOW_PLANS(w) \
+	((NgHistoryPlanRow *) ((char *) NG_HISTORY_WINDOW_WAITS(w) + \
+						   (Size) (w)->nwaits * sizeof(NgHistoryWaitRow)))
+
+/*
+ * What a reset took out of the table: one statement's totals, and its
+ * plans' counts (nplans of them)
+ */
 typedef struct NgHistoryDeparted
 {
 	dsa_pointer next;			/* partition lock, exclusive (or the keeper) */
 	NgKey		key;
 	NgHistoryTotals t;
+	int32		nplans;
+	NgHistoryPlan plans[FLEXIBLE_ARRAY_MEMBER];
 } NgHistoryDeparted;
+
+#define NG_HISTORY_DEPARTED_SIZE(np) \
+	(offsetof(NgHistoryDeparted, plans) + (Size) (np) * sizeof(NgHistoryPlan))
 
 /*
  * The counts of an unbound slot whose statement never got an entry, given
@@ -152,10 +207,15 @@ typedef struct NgHistoryDeparted
  */
 #define NG_HISTORY_UNBOUND_KEPT	32
 
+/* the plans an unbound fold's key keeps apart (a plan more: counts lost) */
+#define NG_HISTORY_UNBOUND_PLANS	4
+
 typedef struct NgHistoryUnbound
 {
 	NgKey		key;
 	NgHistoryCounts c;
+	int32		nplans;
+	NgHistoryPlan plans[NG_HISTORY_UNBOUND_PLANS];
 } NgHistoryUnbound;
 
 /* what a partition keeps of its unbound folds; partition lock */
@@ -192,6 +252,8 @@ typedef struct NgHistoryShared
 	NgHistoryUnboundList unbound[NG_NUM_PARTITIONS];
 } NgHistoryShared;
 
+struct NgSlot;					/* slots/slots.h */
+
 /* Functions in history.c */
 extern int	ng_history_interval_s;
 extern int	ng_history_memory_kb;
@@ -218,7 +280,7 @@ extern void ng_history_free_all(void);
 extern bool ng_history_keep_evicted(NgSharedPartition *part,
 									NgSharedEntry *entry, dsa_pointer dp);
 extern void ng_history_keep_unbound(int p, const NgKey *key,
-									const NgCounters *counts);
+									const NgCounters *counts, uint64 planid);
 
 /* Functions in history_capture.c */
 extern void *ng_history_capture_begin(void);
@@ -242,6 +304,23 @@ extern void ng_history_waits_take(void);
 extern NgHistoryWaitRow *ng_history_waits_rows(const NgKey *kept, int nkeep,
 											   int *nwaits);
 extern void ng_history_waits_stop(void);
+
+/* Functions in history_plans.c */
+extern int	ng_history_plans_of_entry(const NgSharedEntry *entry,
+									  NgHistoryPlan *out, int max);
+extern bool ng_history_plan_of_slot(const NgSharedEntry *entry,
+									const struct NgSlot *copy,
+									NgHistoryPlan *out);
+extern void ng_history_plans_start(MemoryContext cxt);
+extern void ng_history_plans_departed(const NgKey *key,
+									  const NgHistoryPlan *plans, int n);
+extern void ng_history_plans_evicted(const NgSharedEntry *entry);
+extern void ng_history_plans_read(const NgKey *keys,
+								  const NgHistoryPlan *plans, int n,
+								  uint64 read);
+extern NgHistoryPlanRow *ng_history_plans_close(uint64 read, bool opening,
+												const NgKey *kept, int nkeep,
+												int *nplans);
 
 /* Functions in history_persist.c */
 extern void ng_history_save(void);

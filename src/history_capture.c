@@ -21,7 +21,9 @@
  * and it clears an unbound slot of an older generation only while it
  * holds the partition lock (slots/count.c), so after the copy: a slot's
  * pre-reset counts are in the copy, once, and a sample counted after the
- * void is not.
+ * void is not.  With a row go its plans' counts (history_plans.c): the
+ * removed entry's plan records, and each voided slot's executions under
+ * the plan its fold would have counted them in.
  *
  * Locking: an evicted entry is linked into its partition's
  * history_evicted list under the partition lock, exclusive, which the
@@ -44,6 +46,7 @@
 #include "alloc.h"
 #include "entry_hist.h"
 #include "history.h"
+#include "plans.h"
 #include "slots/slots.h"
 #include "store.h"
 
@@ -60,6 +63,13 @@ typedef struct CaptureRow
 	NgHistoryTotals t;
 } CaptureRow;
 
+/* a plan's counts removed or voided, for the row of index row */
+typedef struct CapturePlan
+{
+	int			row;
+	NgHistoryPlan p;
+} CapturePlan;
+
 typedef struct HistoryCapture
 {
 	int			nrows;
@@ -67,6 +77,10 @@ typedef struct HistoryCapture
 	int			partition_start;	/* first row of the partition */
 	int64		lost;			/* slots left out, rows not handed over */
 	CaptureRow *rows;
+	CapturePlan *plans;			/* in the order they were taken */
+	int			nplans;
+	int			maxplans;
+	NgHistoryPlan *entry_plans; /* an entry's, as history_plans.c reads them */
 	NgHistCell *cells;			/* a slot's cells, copied */
 	int			maxcells;
 	bool		pending[NG_NUM_PARTITIONS];
@@ -92,6 +106,12 @@ ng_history_capture_begin(void)
 	cap->maxrows = 64;
 	cap->rows = palloc_extended(sizeof(CaptureRow) * (Size) cap->maxrows,
 								MCXT_ALLOC_HUGE);
+	cap->maxplans = 64;
+	cap->plans = palloc_extended(sizeof(CapturePlan) * (Size) cap->maxplans,
+								 MCXT_ALLOC_HUGE);
+	/* an entry's records and "other" (plans_per_statement is fixed) */
+	cap->entry_plans = palloc(sizeof(NgHistoryPlan) *
+							  (Size) (ng_plans_per_statement + 1));
 	return cap;
 }
 
@@ -115,6 +135,21 @@ capture_new_row(HistoryCapture *cap, int p, const NgKey *key, dsa_pointer dp)
 	return cr;
 }
 
+/* keep plan p's counts for the row of index row (under the lock) */
+static void
+capture_plan(HistoryCapture *cap, int row, const NgHistoryPlan *p)
+{
+	if (cap->nplans == cap->maxplans)
+	{
+		cap->maxplans *= 2;
+		cap->plans = repalloc_huge(cap->plans,
+								   sizeof(CapturePlan) * (Size) cap->maxplans);
+	}
+	cap->plans[cap->nplans].row = row;
+	cap->plans[cap->nplans].p = *p;
+	cap->nplans++;
+}
+
 /*
  * ng_history_capture_entry
  *		A reset is about to remove entry (at dp) from partition p: keep its
@@ -127,6 +162,7 @@ ng_history_capture_entry(void *arg, int p, const NgSharedEntry *entry,
 	static uint64 buf[NG_HIST_BUCKETS * NG_NUM_KINDS];
 	HistoryCapture *cap = arg;
 	CaptureRow *cr;
+	int			nplans;
 
 	if (cap == NULL)
 		return;
@@ -136,16 +172,31 @@ ng_history_capture_entry(void *arg, int p, const NgSharedEntry *entry,
 	cr = capture_new_row(cap, p, &entry->key, dp);
 	ng_history_totals_add_counters(&cr->t, &entry->counters, 1);
 	ng_history_totals_add_hist(&cr->t, ng_entry_hist_copy(entry, buf), 1);
+	nplans = ng_history_plans_of_entry(entry, cap->entry_plans,
+									   ng_plans_per_statement + 1);
+	for (int i = 0; i < nplans; i++)
+		capture_plan(cap, cap->nrows - 1, &cap->entry_plans[i]);
 }
 
-/* add a slot copy's counts and exec cells to a row */
+/*
+ * capture_add_slot
+ *		Add a slot copy's counts and exec cells to the row of index row, and
+ *		its executions to their plan, as the fold would count them into
+ *		entry (NULL: none).
+ */
 static void
-capture_add_slot(CaptureRow *cr, const NgSlot *copy, const NgHistCell *cells)
+capture_add_slot(HistoryCapture *cap, int row, const NgSharedEntry *entry,
+				 const NgSlot *copy)
 {
+	CaptureRow *cr = &cap->rows[row];
+	NgHistoryPlan plan;
+
 	ng_history_totals_add_counters(&cr->t, &copy->counters, 1);
 	for (int c = 0; c < copy->hist_cells; c++)
-		if (cells[c].kind == NG_EXEC)
-			cr->t.hist[cells[c].bucket] += cells[c].count;
+		if (cap->cells[c].kind == NG_EXEC)
+			cr->t.hist[cap->cells[c].bucket] += cap->cells[c].count;
+	if (ng_history_plan_of_slot(entry, copy, &plan))
+		capture_plan(cap, row, &plan);
 }
 
 /*
@@ -209,22 +260,79 @@ ng_history_capture_slots(void *arg, int p, uint32 old_generation)
 			continue;
 		if (DsaPointerIsValid(copy.entry))
 		{
+			/* the entry, removed, stays in memory while bound */
 			for (int r = cap->partition_start; r < cap->nrows; r++)
 				if (cap->rows[r].entry == copy.entry)
 				{
-					capture_add_slot(&cap->rows[r], &copy, cap->cells);
+					capture_add_slot(cap, r,
+									 dsa_get_address(ng_area, copy.entry),
+									 &copy);
 					break;
 				}
 		}
 		else if (copy.partition_generation == old_generation &&
 				 part->generation != old_generation &&
 				 ng_counters_any(&copy.counters))
-			capture_add_slot(capture_new_row(cap, p, &copy.key,
-											 InvalidDsaPointer),
-							 &copy, cap->cells);
+		{
+			dsa_pointer dp;
+			NgSharedEntry *entry = ng_entry_lookup(part, &copy.key,
+												   ng_key_hash(&copy.key),
+												   &dp);
+
+			(void) capture_new_row(cap, p, &copy.key, InvalidDsaPointer);
+			capture_add_slot(cap, cap->nrows - 1, entry, &copy);
+		}
 	}
 	part->history_pending++;
 	cap->pending[p] = true;
+}
+
+/* by row, then by plan (other last), so that a row's plans are together */
+static int
+capture_plan_cmp(const void *a, const void *b)
+{
+	const CapturePlan *x = a;
+	const CapturePlan *y = b;
+
+	if (x->row != y->row)
+		return x->row < y->row ? -1 : 1;
+	if (x->p.other != y->p.other)
+		return x->p.other ? 1 : -1;
+	if (x->p.planid != y->p.planid)
+		return x->p.planid < y->p.planid ? -1 : 1;
+	return 0;
+}
+
+/*
+ * capture_merge_plans
+ *		Sort the plans taken and sum each row's plans of one pair, in place:
+ *		each row's plans are then plans[first[r]] to plans[first[r + 1] - 1]
+ *		(first: nrows + 1 entries).  No lock held.
+ */
+static void
+capture_merge_plans(HistoryCapture *cap, int *first)
+{
+	int			n = 0;
+	int			r = 0;
+
+	qsort(cap->plans, cap->nplans, sizeof(CapturePlan), capture_plan_cmp);
+	for (int i = 0; i < cap->nplans; i++)
+	{
+		CapturePlan *cp = &cap->plans[i];
+
+		if (n > 0 && cap->plans[n - 1].row == cp->row &&
+			cap->plans[n - 1].p.other == cp->p.other &&
+			cap->plans[n - 1].p.planid == cp->p.planid)
+		{
+			ng_history_plan_add(&cap->plans[n - 1].p.c, &cp->p.c, 1);
+			continue;
+		}
+		while (r <= cp->row)
+			first[r++] = n;
+		cap->plans[n++] = *cp;
+	}
+	while (r <= cap->nrows)
+		first[r++] = n;
 }
 
 /*
@@ -240,15 +348,23 @@ void
 ng_history_capture_end(void *arg)
 {
 	HistoryCapture *cap = arg;
+	int		   *first;
 
 	if (cap == NULL)
 		return;
+	first = palloc_extended(sizeof(int) * (Size) (cap->nrows + 1),
+							MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	if (first != NULL)
+		capture_merge_plans(cap, first);
+	else
+		cap->lost++;			/* the rows go without their plans */
 	for (int i = 0; i < cap->nrows; i++)
 	{
 		CaptureRow *cr = &cap->rows[i];
 		NgHistoryDeparted *d;
+		int			np = first != NULL ? first[i + 1] - first[i] : 0;
 
-		cr->handed = ng_dsa_allocate(sizeof(NgHistoryDeparted), 0);
+		cr->handed = ng_dsa_allocate(NG_HISTORY_DEPARTED_SIZE(np), 0);
 		if (!DsaPointerIsValid(cr->handed))
 		{
 			cap->lost++;
@@ -257,7 +373,12 @@ ng_history_capture_end(void *arg)
 		d = dsa_get_address(ng_area, cr->handed);
 		d->key = cr->key;
 		d->t = cr->t;
+		d->nplans = np;
+		for (int j = 0; j < np; j++)
+			d->plans[j] = cap->plans[first[i] + j].p;
 	}
+	if (first != NULL)
+		pfree(first);
 	for (int p = 0; p < NG_NUM_PARTITIONS; p++)
 	{
 		NgSharedPartition *part = &ng_shared->partitions[p];
@@ -285,6 +406,8 @@ ng_history_capture_end(void *arg)
 		LWLockRelease(ng_history->lock);
 	}
 	pfree(cap->rows);
+	pfree(cap->plans);
+	pfree(cap->entry_plans);
 	if (cap->cells)
 		pfree(cap->cells);
 	pfree(cap);

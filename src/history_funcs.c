@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * history_funcs.c
- *		The history's SQL functions: its windows' rows and wait rows,
- *		closing the open window now (take_window), clearing the windows, and
+ *		The history's SQL functions: its windows' rows, wait rows and plan
+ *		rows, closing the open window now (take_window), clearing the windows, and
  *		its figures for the info view.
  *
  * Why a file of its own: the history's SQL interface, apart from the
@@ -19,9 +19,11 @@
 #include <math.h>
 
 #include "access/htup_details.h"
+#include "catalog/pg_authid.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/proc.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
@@ -40,12 +42,16 @@
 /* window_start, window_end, userid, dbid, queryid, wait_event_type,
  * wait_event, samples, est_time_ms */
 #define NG_HISTORY_WAITS_COLS	9
+/* window_start, window_end, userid, dbid, queryid, toplevel, planid,
+ * calls, total_exec_time, rows */
+#define NG_HISTORY_PLANS_COLS	10
 
 NG_FUNCTION_INFO(pg_stat_statements_ng_history_1_2);
 NG_FUNCTION_INFO(pg_stat_statements_ng_take_window_1_2);
 NG_FUNCTION_INFO(pg_stat_statements_ng_history_reset_1_2);
 NG_FUNCTION_INFO(pg_stat_statements_ng_history_info_1_2);
 NG_FUNCTION_INFO(pg_stat_statements_ng_history_waits_1_2);
+NG_FUNCTION_INFO(pg_stat_statements_ng_history_plans_1_2);
 
 /* copy every window into backend memory, under the history lock */
 static List *
@@ -57,7 +63,8 @@ history_copy_windows(void)
 	for (dsa_pointer dp = ng_history->first; DsaPointerIsValid(dp);)
 	{
 		NgHistoryWindow *w = dsa_get_address(ng_area, dp);
-		Size		size = NG_HISTORY_WINDOW_SIZE(w->nrows, w->nwaits);
+		Size		size = NG_HISTORY_WINDOW_SIZE(w->nrows, w->nwaits,
+												  w->nplans);
 		NgHistoryWindow *copy = palloc_extended(size, MCXT_ALLOC_HUGE);
 
 		memcpy(copy, w, size);
@@ -185,6 +192,74 @@ pg_stat_statements_ng_history_waits_1_2(PG_FUNCTION_ARGS)
 		for (int r = 0; r < w->nwaits; r++)
 		{
 			history_wait_values(w, &waits[r], values, nulls);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc,
+								 values, nulls);
+		}
+	}
+	list_free_deep(windows);
+	return (Datum) 0;
+}
+
+/*
+ * history_plan_values
+ *		One plan row's values; its queryid and planid only to a reader
+ *		allowed to see them (its user, or pg_read_all_stats), as in
+ *		pg_stat_statements_ng_plans.
+ */
+static void
+history_plan_values(const NgHistoryWindow *w, const NgHistoryPlanRow *row,
+					bool allowed, Datum *values, bool *nulls)
+{
+	bool		shown = allowed || row->key.userid == GetUserId();
+
+	memset(nulls, 0, sizeof(bool) * NG_HISTORY_PLANS_COLS);
+	values[0] = TimestampTzGetDatum(w->start);
+	values[1] = TimestampTzGetDatum(w->end);
+	values[2] = ObjectIdGetDatum(row->key.userid);
+	values[3] = ObjectIdGetDatum(row->key.dbid);
+	values[4] = Int64GetDatum((int64) row->key.queryid);
+	nulls[4] = !shown;
+	values[5] = BoolGetDatum(row->key.toplevel);
+	values[6] = Int64GetDatum((int64) row->p.planid);
+	nulls[6] = row->p.other || !shown;
+	values[7] = Int64GetDatum(row->p.c.calls);
+	values[8] = Float8GetDatum(row->p.c.total_exec_time);
+	values[9] = Int64GetDatum(row->p.c.rows);
+}
+
+/*
+ * pg_stat_statements_ng_history_plans()
+ *		Every plan row of every closed window, oldest window first: per
+ *		statement the window keeps (as its rows in the history) and plan
+ *		executed in the window, the plan's calls, exec time and rows in it;
+ *		planid NULL for the plans counted together ("other").  Rows of
+ *		other users show NULL queryid and planid unless the reader has
+ *		pg_read_all_stats.
+ */
+Datum
+pg_stat_statements_ng_history_plans_1_2(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	List	   *windows;
+	ListCell   *lc;
+	Datum		values[NG_HISTORY_PLANS_COLS];
+	bool		nulls[NG_HISTORY_PLANS_COLS];
+	bool		allowed;
+
+	ng_check_loaded();
+	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setDesc->natts != NG_HISTORY_PLANS_COLS)
+		elog(ERROR, "incorrect number of output arguments");
+	allowed = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
+	windows = history_copy_windows();
+	foreach(lc, windows)
+	{
+		NgHistoryWindow *w = lfirst(lc);
+		NgHistoryPlanRow *plans = NG_HISTORY_WINDOW_PLANS(w);
+
+		for (int r = 0; r < w->nplans; r++)
+		{
+			history_plan_values(w, &plans[r], allowed, values, nulls);
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc,
 								 values, nulls);
 		}

@@ -22,7 +22,10 @@
  * time, and one row (queryid NULL) summing the others, so its rows add up
  * to every count in it.  Percentiles come from the delta of the exec
  * histograms.  Each window also keeps the wait samples counted while it
- * was open (history_waits.c), taken with the lists of what departed.
+ * was open (history_waits.c), taken with the lists of what departed, and
+ * the per-plan deltas of the statements it keeps (history_plans.c), read
+ * with the rows (the entries' plan records, and the reader's slot copies)
+ * and taken from what departed by the same arithmetic.
  *
  * Locking: the reader takes each partition lock shared (the keeper writes
  * the partition's history lists there: no other shared holder touches
@@ -47,6 +50,7 @@
 #include "entry_hist.h"
 #include "history.h"
 #include "reader.h"
+#include "slots/slots.h"
 #include "store.h"
 
 /* how many 1 ms rereads a close waits for a reset to hand over (1 s) */
@@ -83,12 +87,20 @@ typedef struct KeyTotalsList
 	int			max;
 } KeyTotalsList;
 
-/* the read of one partition, and the lists taken with it */
+/*
+ * the read of one partition, and the lists taken with it; its plans
+ * (plans[i] of statement pkeys[i], history_plans.c)
+ */
 typedef struct KeeperRead
 {
 	KeyTotals  *rows;
 	int			nrows;
 	int			maxrows;
+	NgKey	   *pkeys;
+	NgHistoryPlan *plans;
+	int			nplans;
+	int			maxplans;
+	bool		plans_full;		/* grow the plans, not the rows */
 	int			waits;
 	NgHistoryTaken taken;
 } KeeperRead;
@@ -151,6 +163,7 @@ keeper_absorb(NgHistoryTaken *taken, bool discard)
 
 			ng_history_totals_add_counters(&k->acc, &e->counters, 1);
 			ng_history_totals_add_hist(&k->acc, ng_entry_hist_copy(e, buf), 1);
+			ng_history_plans_evicted(e);
 		}
 		ng_entry_release_memory(e, evicted);
 		evicted = next;
@@ -161,13 +174,20 @@ keeper_absorb(NgHistoryTaken *taken, bool discard)
 		dsa_pointer next = d->next;
 
 		if (!discard)
+		{
 			ng_history_totals_add(&keeper_key(&d->key)->acc, &d->t, 1);
+			ng_history_plans_departed(&d->key, d->plans, d->nplans);
+		}
 		dsa_free(ng_area, departed);
 		departed = next;
 	}
 	for (int i = 0; i < taken->unbound.n && !discard; i++)
-		ng_history_counts_add(&keeper_key(&taken->unbound.v[i].key)->acc.c,
-							  &taken->unbound.v[i].c);
+	{
+		NgHistoryUnbound *u = &taken->unbound.v[i];
+
+		ng_history_counts_add(&keeper_key(&u->key)->acc.c, &u->c);
+		ng_history_plans_departed(&u->key, u->plans, u->nplans);
+	}
 	if (taken->unbound.lost > 0 && !discard)
 	{
 		LWLockAcquire(ng_history->lock, LW_EXCLUSIVE);
@@ -228,6 +248,10 @@ keeper_drain(void)
 
 /* ---- reading the table: the reader's callbacks ---- */
 
+/*
+ * keeper_row
+ *		A statement's row, and its entry's plan records (history_plans.c).
+ */
 static bool
 keeper_row(NgReader *r, const NgReadRow *row)
 {
@@ -236,6 +260,22 @@ keeper_row(NgReader *r, const NgReadRow *row)
 
 	if (kr->nrows == kr->maxrows)
 		return false;			/* grown outside the lock */
+	if (DsaPointerIsValid(row->entry))
+	{
+		int			n;
+
+		n = ng_history_plans_of_entry(dsa_get_address(ng_area, row->entry),
+									  &kr->plans[kr->nplans],
+									  kr->maxplans - kr->nplans);
+		if (n < 0)
+		{
+			kr->plans_full = true;
+			return false;		/* grown outside the lock */
+		}
+		for (int i = 0; i < n; i++)
+			kr->pkeys[kr->nplans + i] = row->key;
+		kr->nplans += n;
+	}
 	kt = &kr->rows[kr->nrows++];
 	memset(kt, 0, sizeof(KeyTotals));
 	kt->key = row->key;
@@ -244,10 +284,33 @@ keeper_row(NgReader *r, const NgReadRow *row)
 	return true;
 }
 
+/*
+ * keeper_slot
+ *		The plan of a slot whose counts row includes (history_plans.c).
+ */
+static bool
+keeper_slot(NgReader *r, const NgReadRow *row, const NgSlot *copy)
+{
+	KeeperRead *kr = r->arg;
+	NgSharedEntry *entry = NULL;
+
+	if (kr->nplans == kr->maxplans)
+	{
+		kr->plans_full = true;
+		return false;			/* grown outside the lock */
+	}
+	if (DsaPointerIsValid(row->entry))
+		entry = dsa_get_address(ng_area, row->entry);
+	if (ng_history_plan_of_slot(entry, copy, &kr->plans[kr->nplans]))
+		kr->pkeys[kr->nplans++] = row->key;
+	return true;
+}
+
 static void
 keeper_forget(NgReader *r)
 {
 	((KeeperRead *) r->arg)->nrows = 0;
+	((KeeperRead *) r->arg)->nplans = 0;
 }
 
 static void
@@ -255,6 +318,16 @@ keeper_grow(NgReader *r)
 {
 	KeeperRead *kr = r->arg;
 
+	if (kr->plans_full)
+	{
+		kr->plans_full = false;
+		kr->maxplans *= 2;
+		kr->plans = repalloc_huge(kr->plans,
+								  sizeof(NgHistoryPlan) * (Size) kr->maxplans);
+		kr->pkeys = repalloc_huge(kr->pkeys,
+								  sizeof(NgKey) * (Size) kr->maxplans);
+		return;
+	}
 	kr->maxrows *= 2;
 	kr->rows = repalloc_huge(kr->rows, sizeof(KeyTotals) * (Size) kr->maxrows);
 }
@@ -318,8 +391,15 @@ keeper_read_all(bool opening, KeyTotalsList *deltas)
 	kr.maxrows = 256;
 	kr.rows = palloc_extended(sizeof(KeyTotals) * (Size) kr.maxrows,
 							  MCXT_ALLOC_HUGE);
+	/* room for an entry's records, whatever plans_per_statement */
+	kr.maxplans = 2048;
+	kr.plans = palloc_extended(sizeof(NgHistoryPlan) * (Size) kr.maxplans,
+							   MCXT_ALLOC_HUGE);
+	kr.pkeys = palloc_extended(sizeof(NgKey) * (Size) kr.maxplans,
+							   MCXT_ALLOC_HUGE);
 	memset(&r, 0, sizeof(r));
 	r.row = keeper_row;
+	r.slot = keeper_slot;
 	r.forget = keeper_forget;
 	r.grow = keeper_grow;
 	r.locked = keeper_locked;
@@ -328,9 +408,11 @@ keeper_read_all(bool opening, KeyTotalsList *deltas)
 	for (int p = 0; p < NG_NUM_PARTITIONS; p++)
 	{
 		kr.nrows = 0;
+		kr.nplans = 0;
 		kr.waits = 0;
 		ng_read_partition_with(p, &r);
 		keeper_absorb(&kr.taken, opening);
+		ng_history_plans_read(kr.pkeys, kr.plans, kr.nplans, keeper_reads);
 		for (int i = 0; i < kr.nrows; i++)
 		{
 			k = keeper_key(&kr.rows[i].key);
@@ -346,6 +428,8 @@ keeper_read_all(bool opening, KeyTotalsList *deltas)
 	}
 	ng_read_reader_free(&r);
 	pfree(kr.rows);
+	pfree(kr.plans);
+	pfree(kr.pkeys);
 
 	/* statements gone from the table: what departed, less the start */
 	hash_seq_init(&seq, keeper_keys);
@@ -400,41 +484,47 @@ keeper_link(dsa_pointer dp, Size size, TimestampTz end)
 }
 
 /*
- * keeper_wait_rows
- *		The window's wait rows (history_waits.c), for the nkeep statements
- *		it keeps, the first of d; their number in *nwaits.
+ * keeper_fill_rows
+ *		w's statement rows: the deltas of the nkeep statements kept, the
+ *		first of the n in d, and a row summing the rest if any.
  */
-static NgHistoryWaitRow *
-keeper_wait_rows(const KeyTotalsList *d, int nkeep, int *nwaits)
+static void
+keeper_fill_rows(NgHistoryWindow *w, const KeyTotalsList *d, int n, int nkeep)
 {
-	NgKey	   *kept = palloc(sizeof(NgKey) * (Size) Max(nkeep, 1));
-	NgHistoryWaitRow *waits;
+	NgHistoryTotals others;
 
 	for (int i = 0; i < nkeep; i++)
-		kept[i] = d->v[i].key;
-	waits = ng_history_waits_rows(kept, nkeep, nwaits);
-	pfree(kept);
-	return waits;
+		window_row(&w->rows[i], &d->v[i].key, &d->v[i].t);
+	if (n > nkeep)
+	{
+		memset(&others, 0, sizeof(others));
+		for (int i = nkeep; i < n; i++)
+			ng_history_totals_add(&others, &d->v[i].t, 1);
+		window_row(&w->rows[nkeep], NULL, &others);
+	}
 }
 
 /*
  * keeper_close
  *		Close the open window at end: keep its statements' deltas (the most
- *		exec time first, the rest summed in one row), and its wait samples,
- *		as a new window.
+ *		exec time first, the rest summed in one row), its wait samples and
+ *		the plan deltas of the statements it keeps, as a new window.
  */
 static void
 keeper_close(TimestampTz end)
 {
 	MemoryContext old = MemoryContextSwitchTo(keeper_cxt);
 	KeyTotalsList d;
-	NgHistoryTotals others;
+	NgKey	   *kept;
 	NgHistoryWaitRow *waits;
+	NgHistoryPlanRow *plans;
 	int			n = 0,
 				nkeep,
 				nrows,
-				nwaits;
-	dsa_pointer dp;
+				nwaits,
+				nplans;
+	Size		size;
+	dsa_pointer dp = InvalidDsaPointer;
 	NgHistoryWindow *w;
 
 	d.max = 256;
@@ -448,14 +538,16 @@ keeper_close(TimestampTz end)
 	qsort(d.v, n, sizeof(KeyTotals), delta_cmp);
 	nkeep = Min(n, ng_history_statements);
 	nrows = nkeep + (n > nkeep ? 1 : 0);
-	waits = keeper_wait_rows(&d, nkeep, &nwaits);
+	kept = palloc(sizeof(NgKey) * (Size) Max(nkeep, 1));
+	for (int i = 0; i < nkeep; i++)
+		kept[i] = d.v[i].key;
+	waits = ng_history_waits_rows(kept, nkeep, &nwaits);
+	plans = ng_history_plans_close(keeper_reads, false, kept, nkeep, &nplans);
+	size = NG_HISTORY_WINDOW_SIZE(nrows, nwaits, nplans);
 
 	/* a window larger than history_memory allows is skipped, not kept */
-	if (NG_HISTORY_WINDOW_SIZE(nrows, nwaits) > (Size) ng_history_memory_kb * 1024)
-		dp = InvalidDsaPointer;
-	else
-		dp = ng_dsa_allocate(NG_HISTORY_WINDOW_SIZE(nrows, nwaits),
-							 DSA_ALLOC_HUGE);
+	if (size <= (Size) ng_history_memory_kb * 1024)
+		dp = ng_dsa_allocate(size, DSA_ALLOC_HUGE);
 	if (DsaPointerIsValid(dp))
 	{
 		w = dsa_get_address(ng_area, dp);
@@ -464,22 +556,19 @@ keeper_close(TimestampTz end)
 		w->end = end;
 		w->nrows = nrows;
 		w->nwaits = nwaits;
-		for (int i = 0; i < nkeep; i++)
-			window_row(&w->rows[i], &d.v[i].key, &d.v[i].t);
-		if (nrows > nkeep)
-		{
-			memset(&others, 0, sizeof(others));
-			for (int i = nkeep; i < n; i++)
-				ng_history_totals_add(&others, &d.v[i].t, 1);
-			window_row(&w->rows[nkeep], NULL, &others);
-		}
+		w->nplans = nplans;
+		keeper_fill_rows(w, &d, n, nkeep);
 		memcpy(NG_HISTORY_WINDOW_WAITS(w), waits,
 			   sizeof(NgHistoryWaitRow) * (Size) nwaits);
+		memcpy(NG_HISTORY_WINDOW_PLANS(w), plans,
+			   sizeof(NgHistoryPlanRow) * (Size) nplans);
 	}
-	keeper_link(dp, NG_HISTORY_WINDOW_SIZE(nrows, nwaits), end);
+	keeper_link(dp, size, end);
 	MemoryContextSwitchTo(old);
 	pfree(d.v);
+	pfree(kept);
 	pfree(waits);
+	pfree(plans);
 
 	/* what an immediate stop would lose: the open window only */
 	ng_history_trim();
@@ -522,6 +611,7 @@ ng_history_keeper_start(void)
 {
 	HASHCTL		ctl;
 	KeyTotalsList unused = {0};
+	int			nplans;
 	bool		first = !ng_history->loaded;
 
 	keeper_cxt = AllocSetContextCreate(TopMemoryContext,
@@ -535,6 +625,7 @@ ng_history_keeper_start(void)
 	keeper_keys = hash_create("pg_stat_statements_ng history keys", 256, &ctl,
 							  HASH_ELEM | HASH_FUNCTION | HASH_COMPARE |
 							  HASH_CONTEXT);
+	ng_history_plans_start(keeper_cxt);
 	if (first)
 		ng_history_load();
 	ng_history->loaded = true;
@@ -543,6 +634,7 @@ ng_history_keeper_start(void)
 	if (!first)
 	{
 		keeper_read_all(true, &unused);
+		pfree(ng_history_plans_close(keeper_reads, true, NULL, 0, &nplans));
 		LWLockAcquire(ng_history->lock, LW_EXCLUSIVE);
 		ng_history->open_since = GetCurrentTimestamp();
 		LWLockRelease(ng_history->lock);

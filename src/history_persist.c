@@ -12,9 +12,12 @@
  *
  * The file: a header (magic, format version, server major, the sizes of a
  * row and the number of counters, the size of a wait row, the window count
- * and the history's figures), each window (start, end, row count, wait row
- * count, rows, wait rows), and a CRC-32C of everything before it.  A file
- * of format 1 (no wait rows: their counts and size are 0) is read too.  Unlike the dump, it is restored after an
+ * and the history's figures, the size of a plan row), each window (start,
+ * end, row count, wait row count, plan row count, rows, wait rows, plan
+ * rows), and a CRC-32C of everything before it.  Files of format 1 (no
+ * wait rows: their counts and size are 0) and 2 (no plan rows: the header
+ * and each window end before their plan fields) are read too, their
+ * windows without plan rows.  Unlike the dump, it is restored after an
  * immediate stop or a crash too: it is replaced whole by a rename, and
  * holds only closed windows, so such a stop loses the open window only.
  * It is read with the dump's care: opened without blocking, refused unless a regular
@@ -44,7 +47,8 @@
 #define NG_HISTORY_FILE		"pg_stat/pg_stat_statements_ng_history.stat"
 #define NG_HISTORY_TMP_FILE	NG_HISTORY_FILE ".tmp"
 #define NG_HISTORY_MAGIC	0x48475353	/* "SSGH" */
-#define NG_HISTORY_FORMAT	2	/* 1: no wait rows (read still) */
+#define NG_HISTORY_FORMAT	3	/* 1: no wait rows, 2: no plan rows (both read
+								 * still) */
 
 typedef struct NgHistoryFileHeader
 {
@@ -58,6 +62,8 @@ typedef struct NgHistoryFileHeader
 	int64		windows_dropped;
 	int64		windows_skipped;
 	int64		counts_lost;
+	uint32		plan_row_size;	/* from format 3 */
+	uint32		pad;
 } NgHistoryFileHeader;
 
 typedef struct NgHistoryFileWindow
@@ -66,7 +72,17 @@ typedef struct NgHistoryFileWindow
 	TimestampTz end;
 	int32		nrows;
 	int32		nwaits;			/* format 1: 0 */
+	int32		nplans;			/* from format 3 */
+	int32		pad;
 } NgHistoryFileWindow;
+
+/* the bytes of a header, and of a window's, in a file of format f */
+#define HFILE_HEADER_SIZE(f) \
+	((f) >= 3 ? sizeof(NgHistoryFileHeader) : \
+	 offsetof(NgHistoryFileHeader, plan_row_size))
+#define HFILE_WINDOW_SIZE(f) \
+	((f) >= 3 ? sizeof(NgHistoryFileWindow) : \
+	 offsetof(NgHistoryFileWindow, nplans))
 
 /* write len bytes, adding them to the CRC; false on failure */
 static bool
@@ -90,10 +106,13 @@ hfile_write_windows(FILE *f, pg_crc32c *crc)
 		fw.end = w->end;
 		fw.nrows = w->nrows;
 		fw.nwaits = w->nwaits;
+		fw.nplans = w->nplans;
 		if (!hfile_write(f, crc, &fw, sizeof(fw)) ||
 			!hfile_write(f, crc, w->rows, sizeof(NgHistoryRow) * (Size) w->nrows) ||
 			!hfile_write(f, crc, NG_HISTORY_WINDOW_WAITS(w),
-						 sizeof(NgHistoryWaitRow) * (Size) w->nwaits))
+						 sizeof(NgHistoryWaitRow) * (Size) w->nwaits) ||
+			!hfile_write(f, crc, NG_HISTORY_WINDOW_PLANS(w),
+						 sizeof(NgHistoryPlanRow) * (Size) w->nplans))
 			return false;
 		dp = w->next;
 	}
@@ -133,6 +152,7 @@ ng_history_save(void)
 	hdr.row_size = sizeof(NgHistoryRow);
 	hdr.ncounters = NG_HISTORY_NCOUNTERS;
 	hdr.wait_row_size = sizeof(NgHistoryWaitRow);
+	hdr.plan_row_size = sizeof(NgHistoryPlanRow);
 	LWLockAcquire(ng_history->lock, LW_SHARED);
 	hdr.nwindows = ng_history->nwindows;
 	hdr.windows_dropped = ng_history->windows_dropped;
@@ -229,6 +249,102 @@ hfile_check_waits(const char *buf, size_t len, size_t *at,
 }
 
 /*
+ * hfile_check_plans
+ *		The plan rows of window fw, at *at in buf (of len bytes without its
+ *		CRC): NULL if valid (*at moved past them), else why not.  A file of
+ *		format 1 or 2 has none.
+ */
+static const char *
+hfile_check_plans(const char *buf, size_t len, size_t *at,
+				  const NgHistoryFileWindow *fw)
+{
+	if (fw->nplans < 0 ||
+		(len - *at) / sizeof(NgHistoryPlanRow) < (size_t) fw->nplans)
+		return "a window's plan row count is invalid";
+	for (int r = 0; r < fw->nplans; r++)
+	{
+		NgHistoryPlanRow row;
+
+		memcpy(&row, buf + *at + r * sizeof(NgHistoryPlanRow), sizeof(row));
+		if ((uint8) row.p.other > 1 || (uint8) row.key.toplevel > 1 ||
+			row.p.c.calls == 0 || (row.p.other && row.p.planid != 0))
+			return "a window's plan row is invalid";
+	}
+	*at += sizeof(NgHistoryPlanRow) * (size_t) fw->nplans;
+	return NULL;
+}
+
+/*
+ * hfile_header
+ *		The header of buf (len bytes), as its format has it, into *hdr (the
+ *		fields a format lacks are 0); false if buf is too short for it.
+ */
+static bool
+hfile_header(const char *buf, size_t len, NgHistoryFileHeader *hdr)
+{
+	memset(hdr, 0, sizeof(NgHistoryFileHeader));
+	if (len < HFILE_HEADER_SIZE(1))
+		return false;
+	memcpy(hdr, buf, HFILE_HEADER_SIZE(1));
+	if (len < HFILE_HEADER_SIZE(hdr->format))
+		return false;
+	memcpy(hdr, buf, HFILE_HEADER_SIZE(hdr->format));
+	return true;
+}
+
+/*
+ * hfile_window
+ *		The window header at *at in buf (at least HFILE_WINDOW_SIZE(format)
+ *		bytes there), as format has it, into *fw (the fields a format lacks
+ *		are 0); *at moved past it.
+ */
+static void
+hfile_window(const char *buf, size_t *at, uint32 format,
+			 NgHistoryFileWindow *fw)
+{
+	memset(fw, 0, sizeof(NgHistoryFileWindow));
+	memcpy(fw, buf + *at, HFILE_WINDOW_SIZE(format));
+	*at += HFILE_WINDOW_SIZE(format);
+}
+
+/*
+ * hfile_check_window
+ *		The window at *at in buf (of len bytes without its CRC), in a file
+ *		of format, after a window that ended at *last_end: NULL if valid
+ *		(*at moved past it, *last_end its end), else why not.
+ */
+static const char *
+hfile_check_window(const char *buf, size_t len, size_t *at, uint32 format,
+				   TimestampTz *last_end)
+{
+	NgHistoryFileWindow fw;
+	const char *why;
+
+	if (len - *at < HFILE_WINDOW_SIZE(format))
+		return "it is truncated";
+	hfile_window(buf, at, format, &fw);
+	if (fw.nrows < 0 || fw.nrows > NG_HISTORY_STATEMENTS_MAX + 1 ||
+		(len - *at) / sizeof(NgHistoryRow) < (size_t) fw.nrows)
+		return "a window's row count is invalid";
+	if (fw.start > fw.end || fw.start < *last_end)
+		return "a window's times are invalid";
+	*last_end = fw.end;
+	for (int r = 0; r < fw.nrows; r++)
+	{
+		NgHistoryRow row;
+
+		memcpy(&row, buf + *at + r * sizeof(NgHistoryRow), sizeof(row));
+		if ((uint8) row.others > 1 || (uint8) row.key.toplevel > 1)
+			return "a window's row is invalid";
+	}
+	*at += sizeof(NgHistoryRow) * (size_t) fw.nrows;
+	why = hfile_check_waits(buf, len, at, &fw, format);
+	if (why == NULL)
+		why = hfile_check_plans(buf, len, at, &fw);
+	return why;
+}
+
+/*
  * hfile_check
  *		Is buf (len bytes) a whole, valid history file?  The reason if not.
  */
@@ -237,19 +353,20 @@ hfile_check(const char *buf, size_t len)
 {
 	NgHistoryFileHeader hdr;
 	pg_crc32c	crc;
-	size_t		at = sizeof(hdr);
+	size_t		at;
 	TimestampTz last_end = DT_NOBEGIN;
 	const char *why;
 
-	if (len < sizeof(hdr) + sizeof(crc))
+	if (!hfile_header(buf, len, &hdr) ||
+		len < HFILE_HEADER_SIZE(hdr.format) + sizeof(crc))
 		return "it is truncated";
-	memcpy(&hdr, buf, sizeof(hdr));
 	if (hdr.magic != NG_HISTORY_MAGIC ||
-		(hdr.format != NG_HISTORY_FORMAT && hdr.format != 1) ||
+		hdr.format < 1 || hdr.format > NG_HISTORY_FORMAT ||
 		hdr.pg_major != PG_VERSION_NUM / 100 ||
 		hdr.row_size != sizeof(NgHistoryRow) ||
 		hdr.ncounters != NG_HISTORY_NCOUNTERS ||
-		(hdr.format > 1 && hdr.wait_row_size != sizeof(NgHistoryWaitRow)))
+		(hdr.format > 1 && hdr.wait_row_size != sizeof(NgHistoryWaitRow)) ||
+		(hdr.format > 2 && hdr.plan_row_size != sizeof(NgHistoryPlanRow)))
 		return "it was written by another version";
 	INIT_CRC32C(crc);
 	COMP_CRC32C(crc, buf, len - sizeof(crc));
@@ -260,30 +377,10 @@ hfile_check(const char *buf, size_t len)
 	if (hdr.nwindows < 0 || hdr.windows_dropped < 0 ||
 		hdr.windows_skipped < 0 || hdr.counts_lost < 0)
 		return "its header is invalid";
+	at = HFILE_HEADER_SIZE(hdr.format);
 	for (int64 i = 0; i < hdr.nwindows; i++)
 	{
-		NgHistoryFileWindow fw;
-
-		if (len - at < sizeof(fw))
-			return "it is truncated";
-		memcpy(&fw, buf + at, sizeof(fw));
-		at += sizeof(fw);
-		if (fw.nrows < 0 || fw.nrows > NG_HISTORY_STATEMENTS_MAX + 1 ||
-			(len - at) / sizeof(NgHistoryRow) < (size_t) fw.nrows)
-			return "a window's row count is invalid";
-		if (fw.start > fw.end || fw.start < last_end)
-			return "a window's times are invalid";
-		last_end = fw.end;
-		for (int r = 0; r < fw.nrows; r++)
-		{
-			NgHistoryRow row;
-
-			memcpy(&row, buf + at + r * sizeof(NgHistoryRow), sizeof(row));
-			if ((uint8) row.others > 1 || (uint8) row.key.toplevel > 1)
-				return "a window's row is invalid";
-		}
-		at += sizeof(NgHistoryRow) * (size_t) fw.nrows;
-		why = hfile_check_waits(buf, len, &at, &fw, hdr.format);
+		why = hfile_check_window(buf, len, &at, hdr.format, &last_end);
 		if (why != NULL)
 			return why;
 	}
@@ -294,22 +391,23 @@ hfile_check(const char *buf, size_t len)
 
 /* link the windows of a checked file, oldest first; takes the lock */
 static void
-hfile_restore(const char *buf)
+hfile_restore(const char *buf, size_t len)
 {
 	NgHistoryFileHeader hdr;
-	size_t		at = sizeof(hdr);
+	size_t		at;
 
-	memcpy(&hdr, buf, sizeof(hdr));
+	(void) hfile_header(buf, len, &hdr);
+	at = HFILE_HEADER_SIZE(hdr.format);
 	for (int64 i = 0; i < hdr.nwindows; i++)
 	{
 		NgHistoryFileWindow fw;
+		Size		size;
 		dsa_pointer dp;
 		NgHistoryWindow *w;
 
-		memcpy(&fw, buf + at, sizeof(fw));
-		at += sizeof(fw);
-		dp = ng_dsa_allocate(NG_HISTORY_WINDOW_SIZE(fw.nrows, fw.nwaits),
-							 DSA_ALLOC_HUGE);
+		hfile_window(buf, &at, hdr.format, &fw);
+		size = NG_HISTORY_WINDOW_SIZE(fw.nrows, fw.nwaits, fw.nplans);
+		dp = ng_dsa_allocate(size, DSA_ALLOC_HUGE);
 		if (DsaPointerIsValid(dp))
 		{
 			w = dsa_get_address(ng_area, dp);
@@ -318,15 +416,13 @@ hfile_restore(const char *buf)
 			w->end = fw.end;
 			w->nrows = fw.nrows;
 			w->nwaits = fw.nwaits;
-			memcpy(w->rows, buf + at, sizeof(NgHistoryRow) * (size_t) fw.nrows);
-			memcpy(NG_HISTORY_WINDOW_WAITS(w),
-				   buf + at + sizeof(NgHistoryRow) * (size_t) fw.nrows,
-				   sizeof(NgHistoryWaitRow) * (size_t) fw.nwaits);
+			w->nplans = fw.nplans;
+			/* rows, wait rows and plan rows follow each other in both */
+			memcpy(w->rows, buf + at, size - offsetof(NgHistoryWindow, rows));
 		}
-		at += sizeof(NgHistoryRow) * (size_t) fw.nrows +
-			sizeof(NgHistoryWaitRow) * (size_t) fw.nwaits;
+		at += size - offsetof(NgHistoryWindow, rows);
 		LWLockAcquire(ng_history->lock, LW_EXCLUSIVE);
-		ng_history_link(dp, NG_HISTORY_WINDOW_SIZE(fw.nrows, fw.nwaits));
+		ng_history_link(dp, size);
 		LWLockRelease(ng_history->lock);
 	}
 	LWLockAcquire(ng_history->lock, LW_EXCLUSIVE);
@@ -365,6 +461,6 @@ ng_history_load(void)
 				(errmsg("pg_stat_statements_ng: ignored the saved history in \"%s\": %s",
 						NG_HISTORY_FILE, why)));
 	else
-		hfile_restore(buf);
+		hfile_restore(buf, len);
 	pfree(buf);
 }

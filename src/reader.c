@@ -280,6 +280,33 @@ entry_counters(NgReadScratch *s, const NgSharedEntry *entry, dsa_pointer cur,
 }
 
 /*
+ * hand_slots
+ *		Hand each copy of a slot whose counts row includes to r->slot, if
+ *		set: the key's unbound slots, and the ones bound to row's entry.
+ *		Under the partition lock.  False if the callback ran out of room.
+ */
+static bool
+hand_slots(NgReader *r, const NgReadRow *row)
+{
+	NgReadScratch *s = r->scratch;
+	uint32		h;
+
+	if (r->slot == NULL || s->nslots == 0)
+		return true;
+	h = key_head(s, &row->key);
+	for (int i = s->heads[h]; i >= 0; i = s->next[i])
+	{
+		dsa_pointer bound = s->slots[i].entry;
+
+		if (DsaPointerIsValid(bound) && bound != row->entry)
+			continue;			/* bound to an entry a reset removed */
+		if (!r->slot(r, row, &s->slots[i]))
+			return false;
+	}
+	return true;
+}
+
+/*
  * entry_prefetch
  *		Ask the CPU for the parts of an entry a read touches, some entries
  *		ahead: the entries of a partition are scattered over DSA memory, and
@@ -345,7 +372,7 @@ read_entries(NgSharedPartition *part, NgReader *r)
 				row.fingerprint =
 					pg_atomic_read_u64(ng_qtext_fingerprint(stored));
 			}
-			if (!r->row(r, &row))
+			if (!r->row(r, &row) || !hand_slots(r, &row))
 				return false;
 			cur = entry->next;
 		}
@@ -396,7 +423,7 @@ read_unbound(NgReader *r, TimestampTz now)
 		row.hist.mask = mask;
 		row.hist.groups = s->merged_hist;
 		row.key = s->slots[s->heads[h]].key;
-		if (!r->row(r, &row))
+		if (!r->row(r, &row) || !hand_slots(r, &row))
 			return false;
 	}
 	return true;

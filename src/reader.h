@@ -20,6 +20,8 @@
 
 #pragma GCC visibility push(hidden)
 
+struct NgSlot;					/* slots/slots.h */
+
 /* One row being assembled from an entry and the slots counting for it */
 typedef struct NgRow
 {
@@ -89,6 +91,13 @@ struct NgReader
 	 * again).
 	 */
 	bool		(*locked) (NgReader *r, int p);
+
+	/*
+	 * Optional: called under the partition lock after row, for each copy of a
+	 * slot whose counts that row includes; returning false is as for row.
+	 */
+	bool		(*slot) (NgReader *r, const NgReadRow *row,
+						 const struct NgSlot *copy);
 	void	   *arg;
 	struct NgReadScratch *scratch;	/* reader.c's; NULL to begin with */
 };

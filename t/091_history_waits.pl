@@ -212,18 +212,20 @@ my $history = sql($hq);
 $node->stop;
 my $hfile = $node->data_dir . '/pg_stat/pg_stat_statements_ng_history.stat';
 my $bytes = read_bytes($hfile);
-my @h = unpack('L6 q4', $bytes);
-my ($row_size, $wait_size, $nwindows) = @h[ 3, 5, 6 ];
-is($h[1], 2, 'the history file is of format 2');
+my @h = unpack('L6 q4 L2', $bytes);
+my ($row_size, $wait_size, $nwindows, $plan_size) = @h[ 3, 5, 6, 10 ];
+is($h[1], 3, 'the history file is of format 3');
 my $old = pack('L6 q4', $h[0], 1, @h[ 2 .. 4 ], 0, @h[ 6 .. 9 ]);
-my $at = 56;
+my $at = 64;
 my $waits_dropped = 0;
 for (1 .. $nwindows)
 {
-	my ($start, $end, $nrows, $nwaits) = unpack('q2 l2', substr($bytes, $at, 24));
+	my ($start, $end, $nrows, $nwaits, $nplans) =
+	  unpack('q2 l3', substr($bytes, $at, 32));
 	$old .= pack('q2 l2', $start, $end, $nrows, 0);
-	$old .= substr($bytes, $at + 24, $nrows * $row_size);
-	$at += 24 + $nrows * $row_size + $nwaits * $wait_size;
+	$old .= substr($bytes, $at + 32, $nrows * $row_size);
+	$at += 32 + $nrows * $row_size + $nwaits * $wait_size +
+	  $nplans * $plan_size;
 	$waits_dropped += $nwaits;
 }
 is($at, length($bytes) - 4, 'the file walked to its CRC');

@@ -182,7 +182,8 @@ slot_move_counts(int i, NgSharedPartition *part)
 								  counts->total_time[NG_EXEC],
 								  ng_counters_failed(counts), 0);
 			/* the history's open window counted them: keep them for it */
-			ng_history_keep_unbound(slot->partition, &slot->key, counts);
+			ng_history_keep_unbound(slot->partition, &slot->key, counts,
+									slot->planid);
 		}
 	}
 	/* plan statistics (plans.c): the slot's executions are of one plan */
