@@ -199,7 +199,12 @@ my $last_end = sql('SELECT max(window_end) FROM pg_stat_statements_ng_history');
 	local $ENV{PGOPTIONS} = '';
 	$node->safe_psql('postgres', 'SELECT 3', extra_params => ['-U', 'tail']);
 }
+my $nwin_before = sql('SELECT history_windows FROM pg_stat_statements_ng_info');
 $node->restart;
+# the keeper restores the windows once it runs (a clean stop closed one more)
+$node->poll_query_until('postgres', 'SELECT history_windows = ' . ($nwin_before + 1) .
+	  ' FROM pg_stat_statements_ng_info')
+  or die 'the windows were not restored';
 is(sql(qq{SELECT md5(string_agg(h::text, ',' ORDER BY window_end, queryid, userid))
   FROM pg_stat_statements_ng_history() h WHERE window_end <= '$last_end'}),
 	$digest, 'a clean restart keeps every window');
@@ -219,6 +224,11 @@ my $before_stop = sql('SELECT count(*) FROM pg_stat_statements_ng_history');
 }
 $node->stop('immediate');
 $node->start;
+# the keeper restores the closed windows once it runs: wait for them (the
+# open window, lost, would make one more)
+$node->poll_query_until('postgres',
+	"SELECT count(*) >= $before_stop FROM pg_stat_statements_ng_history")
+  or die 'the windows were not restored';
 is(sql('SELECT count(*) FROM pg_stat_statements_ng_history'), $before_stop,
 	'an immediate stop keeps the closed windows and loses the open one');
 
@@ -249,11 +259,12 @@ print $hf 'damage';
 close($hf);
 my $log_at = -s $node->logfile;
 $node->start;
+ok( $node->wait_for_log(
+		qr/ignored the saved history in "pg_stat\/pg_stat_statements_ng_history.stat": its checksum does not match/,
+		$log_at),
+	'the log says a damaged history file is refused');
 is(sql('SELECT count(*) FROM pg_stat_statements_ng_history()'), '0',
-	'a damaged history file restores nothing');
-like(slurp_file($node->logfile, $log_at),
-	qr/ignored the saved history in "pg_stat\/pg_stat_statements_ng_history.stat": its checksum does not match/,
-	'and the log says why');
+	'and it restores nothing');
 
 # on a standby
 take_window();
