@@ -191,6 +191,7 @@ AS $$
 DECLARE
   top_n    constant int := 20;   -- statements per top list
   max_pts  constant int := 120;  -- points per chart (windows are grouped beyond)
+  plan_rows constant int := 5;   -- plan rows per section (the rest summed in one)
   nwin     bigint;
   per      bigint;
   head     text;
@@ -384,6 +385,59 @@ BEGIN
                       '' ORDER BY w.samples DESC, w.wait_event_type, w.wait_event) AS list
       FROM wr AS w
      GROUP BY w.anchor
+  ), pl AS (
+    -- each section's plans in the period: the windows' plan rows, or the
+    -- cumulative ones without windows; most calls first, numbered
+    SELECT sec.anchor, sec.calls AS scalls, p.*,
+           row_number() OVER (PARTITION BY sec.anchor
+                              ORDER BY p.calls DESC, p.planid NULLS LAST) AS rn,
+           count(*) OVER (PARTITION BY sec.anchor) AS n,
+           bool_or(p.planid IS NULL) OVER (PARTITION BY sec.anchor) AS other
+      FROM sec JOIN (
+             SELECT h.userid, h.dbid, h.queryid, h.toplevel, h.planid,
+                    sum(h.calls)::bigint AS calls, sum(h.total_exec_time) AS total,
+                    min(h.window_start) AS first, max(h.window_start) AS last
+               FROM pg_stat_statements_ng_history_plans h
+              WHERE nwin > 0 AND h.window_start >= since AND h.window_start < until
+                AND h.queryid IS NOT NULL
+              GROUP BY 1, 2, 3, 4, 5
+             UNION ALL
+             SELECT c.userid, c.dbid, c.queryid, c.toplevel, c.planid, c.calls,
+                    c.total_exec_time, c.first_seen, c.last_seen
+               FROM pg_stat_statements_ng_plans c
+              WHERE nwin = 0 AND c.queryid IS NOT NULL) AS p
+        USING (userid, dbid, queryid, toplevel)
+  ), pgrp AS (
+    -- at most plan_rows rows: the plans beyond them summed in one
+    SELECT anchor, least(rn, plan_rows + 1) AS k,
+           max(userid) AS userid, max(dbid) AS dbid, max(queryid) AS queryid,
+           bool_or(toplevel) AS toplevel, max(planid) AS planid,
+           count(*) AS rows_in, max(n) AS n, bool_or(other) AS other,
+           sum(calls)::bigint AS calls, sum(total) AS total, max(scalls) AS scalls,
+           min(first) AS first, max(last) AS last
+      FROM pl
+     GROUP BY anchor, least(rn, plan_rows + 1)
+  ), plans AS (
+    SELECT pgrp.anchor, max(pgrp.n) AS n, bool_or(pgrp.other) AS other,
+           string_agg(format('<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td>'
+                             '<td>%s</td><td>%s</td><td>%s</td></tr>',
+                             CASE WHEN pgrp.k > plan_rows THEN format('%s more plans', pgrp.rows_in)
+                                  WHEN pgrp.planid IS NULL THEN 'other'
+                                  ELSE pgrp.planid::text END,
+                             pgrp.calls,
+                             pg_stat_statements_ng_report_num(pgrp.total / nullif(pgrp.calls, 0)),
+                             coalesce(round(100.0 * pgrp.calls / nullif(pgrp.scalls, 0), 1) || '%', '-'),
+                             pg_stat_statements_ng_html(to_char(pgrp.first, 'YYYY-MM-DD HH24:MI:SS')),
+                             pg_stat_statements_ng_html(to_char(pgrp.last, 'YYYY-MM-DD HH24:MI:SS')),
+                             CASE WHEN t.plan IS NULL THEN ''
+                                  ELSE '<details><summary>plan</summary><pre>'
+                                    || pg_stat_statements_ng_html(t.plan) || '</pre></details>' END),
+                      '' ORDER BY pgrp.k) AS tbl
+      FROM pgrp
+      LEFT JOIN pg_stat_statements_ng_plans t
+        ON pgrp.k <= plan_rows AND t.userid = pgrp.userid AND t.dbid = pgrp.dbid
+       AND t.queryid = pgrp.queryid AND t.toplevel = pgrp.toplevel AND t.planid = pgrp.planid
+     GROUP BY pgrp.anchor
   )
   SELECT '<h2 id="top">Top statements</h2>'
       || coalesce((SELECT string_agg(tbl, '' ORDER BY ord) FROM (
@@ -392,14 +446,18 @@ BEGIN
                               '<th>statement</th></tr>%s</table>',
                               list,
                               string_agg(format('<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td>'
-                                                '<td>%s</td><td>%s</td><td><a href="#%s">%s</a></td></tr>',
+                                                '<td>%s</td><td>%s</td><td><a href="#%s">%s</a>%s</td></tr>',
                                                 rn, calls, pg_stat_statements_ng_report_num(total),
                                                 pg_stat_statements_ng_report_num(mean),
                                                 pg_stat_statements_ng_report_num(p99), failures, anchor,
                                                 pg_stat_statements_ng_html(coalesce(left(query, 100),
-                                                                                    '(no text)'))),
+                                                                                    '(no text)')),
+                                                CASE WHEN p.n > 1
+                                                     THEN format(' <span class="nplans">%s%s plans</span>',
+                                                                 p.n, CASE WHEN p.other THEN '+' ELSE '' END)
+                                                     ELSE '' END),
                                          '' ORDER BY rn)) AS tbl
-             FROM tops GROUP BY ord, list) AS t),
+             FROM tops LEFT JOIN plans p USING (anchor) GROUP BY ord, list) AS t),
            '<p>No statement was counted in the period.</p>')
       || '<h2 id="statements">Statements</h2>'
       || coalesce((SELECT string_agg(format(
@@ -408,7 +466,7 @@ BEGIN
              '<tr><th>total execution time</th><td>%s ms</td></tr>'
              '<tr><th>mean execution time</th><td>%s ms</td></tr>'
              '<tr><th>p99</th><td>%s ms</td></tr>'
-             '<tr><th>failures</th><td>%s</td></tr></table>%s%s'
+             '<tr><th>failures</th><td>%s</td></tr></table>%s%s%s'
              '<p><a href="#top">back to the top lists</a></p></section>',
              sec.anchor, sec.queryid,
              pg_stat_statements_ng_html(pg_get_userbyid(sec.userid)::text),
@@ -418,6 +476,14 @@ BEGIN
              sec.calls, pg_stat_statements_ng_report_num(sec.total),
              pg_stat_statements_ng_report_num(sec.mean),
              pg_stat_statements_ng_report_num(sec.p99), sec.failures,
+             CASE WHEN p.anchor IS NULL
+                  THEN '<h4>Plans</h4><p class="note">No plan was counted for this statement in the period (a utility statement, or track_plans off).</p>'
+                  ELSE format('<h4>Plans</h4><table class="plans"><tr><th>planid</th><th>calls</th>'
+                              '<th>mean ms</th><th>share of calls</th><th>%s</th><th>%s</th>'
+                              '<th>plan text</th></tr>%s</table>',
+                              CASE WHEN nwin > 0 THEN 'first window' ELSE 'first seen' END,
+                              CASE WHEN nwin > 0 THEN 'last window' ELSE 'last seen' END,
+                              p.tbl) END,
              CASE WHEN nwin > 0
                   THEN '<h4>Per window</h4>' || coalesce(c.svg, '')
                   ELSE '<p class="note">No history window covers the period: the figures are cumulative since the last reset.</p>' END,
@@ -431,7 +497,7 @@ BEGIN
                               w.bar, w.list, coalesce(wc.svg, '')) END),
            '' ORDER BY sec.total DESC NULLS LAST, sec.anchor)
              FROM sec LEFT JOIN charts c USING (anchor) LEFT JOIN waits w USING (anchor)
-             LEFT JOIN wcharts wc USING (anchor)),
+             LEFT JOIN wcharts wc USING (anchor) LEFT JOIN plans p USING (anchor)),
            '')
     INTO body;
 
@@ -441,6 +507,8 @@ BEGIN
       || 'table{border-collapse:collapse;margin:.5em 0}'
       || 'th,td{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}'
       || 'table.top td:nth-child(-n+6){text-align:right;white-space:nowrap}'
+      || 'table.plans td:nth-child(-n+4){text-align:right;white-space:nowrap}'
+      || '.nplans{background:#fff3e0;border:1px solid #f57c00;padding:0 4px;white-space:nowrap}'
       || 'pre{white-space:pre-wrap;word-break:break-all;background:#f6f6f6;padding:.5em;border:1px solid #ddd}'
       || 'section{border-top:2px solid #888;margin-top:1.5em;page-break-inside:avoid}'
       || '.warn{background:#fdecea;border:1px solid #e53935;padding:.5em}'

@@ -13,7 +13,10 @@
 # window it ran in.  The report of a period without windows says so and
 # shows the cumulative figures (its waits since the last reset).  A user without pg_read_all_stats gets a
 # report without other users' texts.  With evictions, the report warns that
-# the data is incomplete.
+# the data is incomplete.  A statement run with two plans in the period (index
+# scans off, then on) has both in its section, with their calls and shares
+# and their texts escaped, and is marked "2 plans" in the top lists; a
+# statement with one plan is not marked.
 #
 # The test's own SQL runs with pg_stat_statements_ng.track = none, so that
 # every counted statement is one of the workload's.  The workload's
@@ -48,6 +51,11 @@ sub run
 }
 
 sql('CREATE ROLE reader LOGIN');
+sql(q{
+CREATE TABLE t (id int PRIMARY KEY, v int);
+INSERT INTO t SELECT g, g FROM generate_series(1, 10000) g;
+VACUUM ANALYZE t;
+});
 sql('SELECT pg_stat_statements_ng_reset()');
 sql('SELECT pg_stat_statements_ng_take_window()');
 
@@ -64,10 +72,23 @@ run($script_id, 2);
 run('SELECT 3, 3, 3 AS plain', 5);
 run('SELECT 1 / (SELECT 0) AS fails', 1);
 run('SELECT pg_sleep(0.3) AS napping', 1);
+# a plan flip: 3 executions without index scans, then 2 with
+my $flipq = "SELECT count(*) FROM t WHERE id < 10;\n";
+run('SET enable_indexscan = off; SET enable_indexonlyscan = off; SET enable_bitmapscan = off;'
+	  . ($flipq x 3)
+	  . 'RESET enable_indexscan; RESET enable_indexonlyscan; RESET enable_bitmapscan;'
+	  . ($flipq x 2),
+	1);
 sql('SELECT pg_stat_statements_ng_take_window()');
 # after the windows: only in the cumulative statistics
 run('SELECT 4, 4, 4, 4 AS secret_marker_text', 1);
 run('SELECT 5, 5, 5, 5, 5 AS reader_own', 2, 'reader');
+# a session's plan texts are installed when it exits: wait for the
+# workload's sessions to have exited
+$node->poll_query_until('postgres', q{
+SELECT count(*) = 0 FROM pg_stat_activity
+ WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()})
+  or die 'a session did not exit';
 
 my $windowed = sql(
 	q{SELECT pg_stat_statements_ng_report(now() - interval '1 day', now() + interval '1 minute')});
@@ -136,6 +157,56 @@ like($cumulative, qr{no history window covers the period}, 'a period without win
 unlike($cumulative, qr{<svg}, 'and has no chart');
 is(figure(section_of($cumulative, 'alert(1)'), 'calls'), '5', 'cumulative calls of the </script> statement');
 is(figure(section_of($cumulative, 'secret_marker_text'), 'calls'), '1', 'cumulative calls of a later statement');
+
+# -- plans: the flipped statement's two plans, with their calls and shares --
+my ($seq, $idx) = split(/\|/, sql(q{
+SELECT string_agg(planid::text, '|' ORDER BY plan LIKE '%Index%')
+  FROM pg_stat_statements_ng_plans p JOIN pg_stat_statements_ng s USING (userid, dbid, queryid, toplevel)
+ WHERE s.query = 'SELECT count(*) FROM t WHERE id < $1'}));
+ok(defined $idx && $seq ne $idx, 'the flip has two plans, each with its text');
+my $w2 = sql(q{SELECT to_char(max(window_start), 'YYYY-MM-DD HH24:MI:SS') FROM pg_stat_statements_ng_history});
+
+# a section's plan rows, most calls first: "planid,calls,share,first,last"
+# each, with the planids and times of %$names shown as their names
+sub plan_rows
+{
+	my ($section, $names) = @_;
+	my ($tbl) = $section =~ m{<table class="plans">(.*?)</table>}s;
+	my @rows = ($tbl // '') =~ m{<tr><td>(.*?)</td></tr>}sg;
+	return join(' ; ', map {
+		my @c = split(m{</td><td>}, $_);
+		join(',', map { $names->{$_} // $_ } @c[ 0, 1, 3, 4, 5 ]);
+	} @rows);
+}
+my $flipsec = section_of($windowed, 'count(*) FROM t WHERE id &lt; $1');
+is(plan_rows($flipsec, { $seq => 'seq', $idx => 'idx', $w2 => 'w2' }),
+	'seq,3,60.0%,w2,w2 ; idx,2,40.0%,w2,w2',
+	'the flipped statement\'s section: both plans, their calls and shares, in the second window');
+like($flipsec, qr{<details><summary>plan</summary><pre>Aggregate\n  -&gt;  Seq Scan on t\n        Filter: \(id &lt; \$1\)</pre></details>},
+	'the sequential plan\'s text, escaped');
+like($flipsec, qr{<details><summary>plan</summary><pre>Aggregate\n  -&gt;  Index Only Scan using t_pkey on t\n        Index Cond: \(id &lt; \$1\)</pre></details>},
+	'the index plan\'s text, escaped');
+my @pres = $windowed =~ m{<pre>(.*?)</pre>}sg;
+is(scalar(grep { /[<>]/ } @pres), 0, 'no raw < or > in any text of the report');
+like($windowed, qr{<td><a href="#s[0-9a-z_]+">SELECT count\(\*\) FROM t WHERE id &lt; \$1</a> <span class="nplans">2 plans</span></td></tr>},
+	'the flipped statement is marked "2 plans" in the top lists');
+like($windowed, qr{AS plain</a></td></tr>}, 'a statement with one plan is in the top lists');
+unlike($windowed, qr{AS plain</a> <span}, 'and has no marker');
+my $plain = sql(q{
+SELECT planid FROM pg_stat_statements_ng_plans p JOIN pg_stat_statements_ng s USING (userid, dbid, queryid, toplevel)
+ WHERE s.query LIKE '%AS plain'});
+is(plan_rows(section_of($windowed, 'AS plain'), { $plain => 'p', $w2 => 'w2' }),
+	'p,5,100.0%,w2,w2', 'its section has its one plan, with all its calls');
+my $seen = sql(qq{
+SELECT string_agg(CASE planid WHEN $seq THEN 'seq' ELSE 'idx' END || ',' || calls || ','
+                  || round(100.0 * calls / 5, 1) || '%,'
+                  || to_char(first_seen, 'YYYY-MM-DD HH24:MI:SS') || ','
+                  || to_char(last_seen, 'YYYY-MM-DD HH24:MI:SS'), ' ; ' ORDER BY calls DESC)
+  FROM pg_stat_statements_ng_plans WHERE planid IN ($seq, $idx)});
+like($seen, qr{^seq,3,60\.0%,[^;]+ ; idx,2,40\.0%,}, 'the cumulative plan rows of the flip');
+is(plan_rows(section_of($cumulative, 'count(*) FROM t WHERE id &lt; $1'), { $seq => 'seq', $idx => 'idx' }),
+	$seen, 'without windows: both plans from the cumulative plan rows, first and last seen');
+like($cumulative, qr{<th>first seen</th><th>last seen</th>}, 'without windows: the times they were first and last seen');
 
 # -- permissions: the reader sees its own texts only --
 {
