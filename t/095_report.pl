@@ -7,16 +7,19 @@
 # holding both windows is checked as text (exact calls and failures, every
 # stored text escaped, nothing that could fetch anything), then opened in
 # headless chromium: the DOM has no script and no img element, the hostile
-# texts are text, every top-list link has its section, and every chart has
-# one bar per window.  The sleeping statement's waits are its windows'
-# samples (pg_stat_statements_ng_history_waits), with a stacked bar in the
-# window it ran in.  The report of a period without windows says so and
+# texts are text, every top-list link has its section, every plan text is text
+# in its collapsed details element, and every chart has one bar per window.
+# The sleeping statement's waits are its windows' samples
+# (pg_stat_statements_ng_history_waits), with a stacked bar in the window it
+# ran in.  The report of a period without windows says so and
 # shows the cumulative figures (its waits since the last reset).  A user without pg_read_all_stats gets a
 # report without other users' texts.  With evictions, the report warns that
 # the data is incomplete.  A statement run with two plans in the period (index
 # scans off, then on) has both in its section, with their calls and shares
 # and their texts escaped, and is marked "2 plans" in the top lists; a
-# statement with one plan is not marked.
+# statement with one plan is not marked.  A statement run with 7 plans (one
+# per partition it prunes to) has its 5 most run plans in rows and the 2
+# others summed in one.
 #
 # The test's own SQL runs with pg_stat_statements_ng.track = none, so that
 # every counted statement is one of the workload's.  The workload's
@@ -55,7 +58,9 @@ sql(q{
 CREATE TABLE t (id int PRIMARY KEY, v int);
 INSERT INTO t SELECT g, g FROM generate_series(1, 10000) g;
 VACUUM ANALYZE t;
+CREATE TABLE p (k int, v int) PARTITION BY LIST (k);
 });
+sql("CREATE TABLE p$_ PARTITION OF p FOR VALUES IN ($_)") foreach 1 .. 7;
 sql('SELECT pg_stat_statements_ng_reset()');
 sql('SELECT pg_stat_statements_ng_take_window()');
 
@@ -79,6 +84,8 @@ run('SET enable_indexscan = off; SET enable_indexonlyscan = off; SET enable_bitm
 	  . 'RESET enable_indexscan; RESET enable_indexonlyscan; RESET enable_bitmapscan;'
 	  . ($flipq x 2),
 	1);
+# 7 plans, the one scanning partition k run k times
+run(join('', map { "SELECT count(v) FROM p WHERE k = $_;\n" x $_ } 1 .. 7), 1);
 sql('SELECT pg_stat_statements_ng_take_window()');
 # after the windows: only in the cumulative statistics
 run('SELECT 4, 4, 4, 4 AS secret_marker_text', 1);
@@ -207,6 +214,17 @@ like($seen, qr{^seq,3,60\.0%,[^;]+ ; idx,2,40\.0%,}, 'the cumulative plan rows o
 is(plan_rows(section_of($cumulative, 'count(*) FROM t WHERE id &lt; $1'), { $seq => 'seq', $idx => 'idx' }),
 	$seen, 'without windows: both plans from the cumulative plan rows, first and last seen');
 like($cumulative, qr{<th>first seen</th><th>last seen</th>}, 'without windows: the times they were first and last seen');
+my %part = map { split(/\|/) } split(/\n/, sql(q{
+SELECT planid || '|' || substring(plan FROM 'Seq Scan on (p[0-9])')
+  FROM pg_stat_statements_ng_plans p JOIN pg_stat_statements_ng s USING (userid, dbid, queryid, toplevel)
+ WHERE s.query = 'SELECT count(v) FROM p WHERE k = $1'}));
+is(join(' ', sort values %part), 'p1 p2 p3 p4 p5 p6 p7', 'pruning: a plan per partition');
+my $parts = section_of($windowed, 'count(v) FROM p WHERE k');
+is(plan_rows($parts, { %part, $w2 => 'w2' }),
+	'p7,7,25.0%,w2,w2 ; p6,6,21.4%,w2,w2 ; p5,5,17.9%,w2,w2 ; p4,4,14.3%,w2,w2 ; p3,3,10.7%,w2,w2 ; 2 more plans,3,10.7%,w2,w2',
+	'7 plans: the 5 most run in rows, the 2 others summed in one');
+is(scalar(() = $parts =~ /<details>/g), 5, 'a plan text for each of the 5');
+like($windowed, qr{FROM p WHERE k &#61; \$1</a> <span class="nplans">7 plans</span>}, 'marked "7 plans" in the top lists');
 
 # -- permissions: the reader sees its own texts only --
 {
@@ -227,7 +245,7 @@ SKIP:
 {
 	my $chromium = `command -v chromium 2>/dev/null`;
 	chomp $chromium;
-	skip 'chromium is not installed (apt-get install chromium): the browser checks are skipped', 7
+	skip 'chromium is not installed (apt-get install chromium): the browser checks are skipped', 8
 	  unless $chromium ne '';
 
 	my $home = $node->basedir . '/chromium';
@@ -260,6 +278,9 @@ SKIP:
 	is(scalar(@charts), scalar(@sections), 'one chart per section');
 	my @bars = map { scalar(() = /<rect /g) } @charts;
 	is_deeply(\@bars, [ (2) x scalar(@charts) ], 'every chart has one bar per window');
+	my @dom_plans = $stdout =~ m{<details><summary>plan</summary><pre>([^<]*)</pre></details>}g;
+	is(scalar(@dom_plans), scalar(() = $windowed =~ /<details>/g),
+		'every plan text is text in its collapsed details element');
 }
 
 # -- incomplete data: evictions make the report warn --
