@@ -22,7 +22,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 use NgNode;
-use NgPersist qw(read_bytes write_bytes crc32c);
+use NgPersist qw(ng_history_file_downgrade);
 
 $ENV{PGOPTIONS} = '-c pg_stat_statements_ng.track=none';
 my $node = ng_node(
@@ -196,26 +196,8 @@ SELECT string_agg(concat_ws(' ', window_start, window_end, queryid, calls),
 my $history = sql($hq);
 $node->stop;
 my $hfile = $node->data_dir . '/pg_stat/pg_stat_statements_ng_history.stat';
-my $bytes = read_bytes($hfile);
-my @h = unpack('L6 q4 L2', $bytes);
-my ($row_size, $wait_size, $nwindows, $plan_size) = @h[ 3, 5, 6, 10 ];
-is($h[1], 3, 'the history file is of format 3');
-my $old = pack('L6 q4', $h[0], 2, @h[ 2 .. 9 ]);
-my $at = 64;
-my $plans_dropped = 0;
-for (1 .. $nwindows)
-{
-	my ($start, $end, $nrows, $nwaits, $nplans) =
-	  unpack('q2 l3', substr($bytes, $at, 32));
-	$old .= pack('q2 l2', $start, $end, $nrows, $nwaits);
-	$old .= substr($bytes, $at + 32, $nrows * $row_size + $nwaits * $wait_size);
-	$at += 32 + $nrows * $row_size + $nwaits * $wait_size +
-	  $nplans * $plan_size;
-	$plans_dropped += $nplans;
-}
-is($at, length($bytes) - 4, 'the file walked to its CRC');
+my ($nwindows, undef, $plans_dropped) = ng_history_file_downgrade($hfile, 2);
 cmp_ok($plans_dropped, '>', 0, 'the file had plan rows');
-write_bytes($hfile, $old . pack('L', crc32c($old)));
 $node->start;
 ok( $node->poll_query_until('postgres',
 		"SELECT history_windows = $nwindows FROM pg_stat_statements_ng_info"),

@@ -1,5 +1,5 @@
 # NgPersist.pm -- what the tests of the saved statistics file share
-# (t/020_persist.pl to t/025, t/060, t/061, t/063, t/091): the log read
+# (t/020_persist.pl to t/025, t/060, t/061, t/063, t/091, t/094): the log read
 # per server start, the file's bytes, its CRC and its layout.  Loading it
 # changes nothing of the test process; the node itself comes from NgNode.
 #
@@ -11,6 +11,8 @@
 # - read_bytes(path), write_bytes(path, bytes): a file's bytes.
 # - crc32c(bytes): the CRC PostgreSQL's CRC-32C macros compute.
 # - ng_file_layout(bytes): the layout of a saved file (below).
+# - ng_history_file_downgrade(path, format): the history's file (format 3)
+#   rewritten as an older format (below), for t/091 and t/094.
 package NgPersist;
 
 use strict;
@@ -24,6 +26,7 @@ our @EXPORT = qw(
   $STAT_FILE $TMP_FILE
   log_mark log_since count_since
   read_bytes write_bytes crc32c ng_file_layout
+  ng_history_file_downgrade
 );
 
 
@@ -199,6 +202,42 @@ sub ng_file_layout
 		}
 	}
 	return undef;
+}
+
+# ng_history_file_downgrade(path, format): the history's file at path, of
+# format 3 (a header of 64 bytes; windows of a 32-byte header, their
+# statement rows, wait rows and plan rows; a CRC-32C), rewritten as format 2
+# (no plan rows: window headers of 24 bytes) or 1 (no wait rows either, the
+# wait row size 0), its CRC made again.  Returns the number of windows and
+# of the wait and plan rows dropped; dies unless the walk ends at the CRC.
+sub ng_history_file_downgrade
+{
+	my ($path, $format) = @_;
+	my $bytes = read_bytes($path);
+	my @h = unpack('L6 q4 L2', $bytes);
+	die "$path is of format $h[1], not 3" unless $h[1] == 3;
+	my ($row_size, $wait_size, $nwindows, $plan_size) = @h[ 3, 5, 6, 10 ];
+	my $keep_waits = $format >= 2;
+	my $old = pack('L6 q4', $h[0], $format, @h[ 2 .. 4 ],
+		$keep_waits ? $wait_size : 0, @h[ 6 .. 9 ]);
+	my ($at, $waits_dropped, $plans_dropped) = (64, 0, 0);
+	for (1 .. $nwindows)
+	{
+		my ($start, $end, $nrows, $nwaits, $nplans) =
+		  unpack('q2 l3', substr($bytes, $at, 32));
+		my $kept_waits = $keep_waits ? $nwaits : 0;
+		$old .= pack('q2 l2', $start, $end, $nrows, $kept_waits);
+		$old .= substr($bytes, $at + 32,
+			$nrows * $row_size + $kept_waits * $wait_size);
+		$at += 32 + $nrows * $row_size + $nwaits * $wait_size +
+		  $nplans * $plan_size;
+		$waits_dropped += $nwaits - $kept_waits;
+		$plans_dropped += $nplans;
+	}
+	die "$path: the walk of its windows ended at $at, not at its CRC"
+	  unless $at == length($bytes) - 4;
+	write_bytes($path, $old . pack('L', crc32c($old)));
+	return ($nwindows, $waits_dropped, $plans_dropped);
 }
 
 1;
