@@ -228,6 +228,8 @@ my $two = last_window_j();
 
 # the keeper, stopped: with nothing to take (the close just took it all)
 # and no close asked for, it holds no partition lock between its ticks
+# (the history's lock, which it may hold, is not read until it runs again)
+my $lost = ng_value($node, 'history_counts_lost');
 my $keeper;
 foreach my $dir (glob('/proc/[0-9]*'))
 {
@@ -239,7 +241,6 @@ foreach my $dir (glob('/proc/[0-9]*'))
 }
 ok($keeper, 'the keeper runs');
 kill 'STOP', $keeper;
-my $lost = ng_value($node, 'history_counts_lost');
 @s = unbound_sessions([ 0 .. 4 ], [ 1 .. 5 ]);
 fold_in_turn([ 1 .. 5 ], @s);
 kill 'CONT', $keeper;
