@@ -19,7 +19,9 @@
 # and their texts escaped, and is marked "2 plans" in the top lists; a
 # statement with one plan is not marked.  A statement run with 7 plans (one
 # per partition it prunes to) has its 5 most run plans in rows and the 2
-# others summed in one.
+# others summed in one.  With plans_per_statement = 2 (after a restart), a
+# statement run with three plans has its third plan's calls in the row
+# labelled "other", and is marked "3+ plans" in the top lists.
 #
 # The test's own SQL runs with pg_stat_statements_ng.track = none, so that
 # every counted statement is one of the workload's.  The workload's
@@ -283,9 +285,37 @@ SKIP:
 		'every plan text is text in its collapsed details element');
 }
 
-# -- incomplete data: evictions make the report warn --
-$node->append_conf('postgresql.conf', 'pg_stat_statements_ng.max = 100');
+# -- "other": the plans beyond plans_per_statement, and the "N+ plans" marker --
+$node->append_conf('postgresql.conf', q{
+pg_stat_statements_ng.max = 100
+pg_stat_statements_ng.plans_per_statement = 2
+});
 $node->restart;
+# 3 executions without index scans, 2 with an index only scan, then 4 with
+# an index scan: the third plan has no record of its own
+my $threeq = "SELECT sum(id) FROM t WHERE id < 10;\n";
+my $noscans = 'enable_indexscan = off; SET enable_indexonlyscan = off; SET enable_bitmapscan = off;';
+run("SET $noscans" . ($threeq x 3) . 'RESET ALL;' . ($threeq x 2)
+	  . 'SET enable_indexonlyscan = off; SET enable_bitmapscan = off;' . ($threeq x 4),
+	1);
+my %three = map { split(/\|/) } split(/\n/, sql(q{
+SELECT coalesce(planid::text, 'other') || '|'
+       || coalesce(substring(plan FROM '(Seq Scan|Index Only Scan|Index Scan) '), '-')
+  FROM pg_stat_statements_ng_plans p JOIN pg_stat_statements_ng s USING (userid, dbid, queryid, toplevel)
+ WHERE s.query = 'SELECT sum(id) FROM t WHERE id < $1'}));
+is(join(' ', sort values %three), '- Index Only Scan Seq Scan',
+	'two plans with a record, the third in "other"');
+my $other = sql(q{SELECT pg_stat_statements_ng_report(now() + interval '1 day', now() + interval '2 days')});
+my $threesec = section_of($other, 'sum(id) FROM t WHERE id &lt; $1');
+is( join(' ; ',
+		map { join(',', (split /,/)[ 0 .. 2 ]) } split(/ ; /,
+			plan_rows($threesec, { %three, other => 'other' }))),
+	'other,4,44.4% ; Seq Scan,3,33.3% ; Index Only Scan,2,22.2%',
+	'the plans beyond plans_per_statement in a row labelled "other"');
+like($other, qr{sum\(id\) FROM t WHERE id &lt; \$1</a> <span class="nplans">3\+ plans</span>},
+	'marked "3+ plans" in the top lists');
+
+# -- incomplete data: evictions make the report warn --
 my $many = $node->basedir . '/many.sql';
 open(my $mh, '>', $many) or die "$many: $!";
 print $mh 'SELECT ' . join(', ', (1) x $_) . ";\n" foreach 1 .. 150;
