@@ -113,18 +113,6 @@ static MemoryContext keeper_cxt = NULL;
 static HTAB *keeper_keys = NULL;
 static uint64 keeper_reads = 0;
 
-static uint32
-keeper_key_hash(const void *key, Size keysize)
-{
-	return ng_key_hash((const NgKey *) key);
-}
-
-static int
-keeper_key_match(const void *a, const void *b, Size keysize)
-{
-	return ng_key_equal((const NgKey *) a, (const NgKey *) b) ? 0 : 1;
-}
-
 static KeeperKey *
 keeper_key(const NgKey *key)
 {
@@ -619,8 +607,8 @@ ng_history_keeper_start(void)
 									   ALLOCSET_DEFAULT_SIZES);
 	ctl.keysize = sizeof(NgKey);
 	ctl.entrysize = sizeof(KeeperKey);
-	ctl.hash = keeper_key_hash;
-	ctl.match = keeper_key_match;
+	ctl.hash = ng_key_htab_hash;
+	ctl.match = ng_key_htab_match;
 	ctl.hcxt = keeper_cxt;
 	keeper_keys = hash_create("pg_stat_statements_ng history keys", 256, &ctl,
 							  HASH_ELEM | HASH_FUNCTION | HASH_COMPARE |

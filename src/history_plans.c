@@ -103,18 +103,6 @@ plan_key_match(const void *a, const void *b, Size keysize)
 			x->other == y->other) ? 0 : 1;
 }
 
-static uint32
-kept_key_hash(const void *key, Size keysize)
-{
-	return ng_key_hash((const NgKey *) key);
-}
-
-static int
-kept_key_match(const void *a, const void *b, Size keysize)
-{
-	return ng_key_equal((const NgKey *) a, (const NgKey *) b) ? 0 : 1;
-}
-
 /* ---- reading plan arrays, under the partition lock ---- */
 
 /*
@@ -311,8 +299,8 @@ kept_table(const NgKey *kept, int nkeep)
 
 	ctl.keysize = sizeof(NgKey);
 	ctl.entrysize = sizeof(KeptKey);
-	ctl.hash = kept_key_hash;
-	ctl.match = kept_key_match;
+	ctl.hash = ng_key_htab_hash;
+	ctl.match = ng_key_htab_match;
 	ctl.hcxt = CurrentMemoryContext;
 	t = hash_create("pg_stat_statements_ng history kept", Max(nkeep, 16), &ctl,
 					HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);

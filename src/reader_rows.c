@@ -19,19 +19,6 @@
 #include "reader.h"
 #include "store.h"
 
-/* the rows table's hash and match: field by field, not as bytes (NgKey) */
-static uint32
-rows_key_hash(const void *key, Size keysize)
-{
-	return ng_key_hash((const NgKey *) key);
-}
-
-static int
-rows_key_match(const void *key1, const void *key2, Size keysize)
-{
-	return ng_key_equal((const NgKey *) key1, (const NgKey *) key2) ? 0 : 1;
-}
-
 /*
  * ng_read_rows_create
  *		An empty table of NgRow keyed by NgKey, in the current memory
@@ -44,8 +31,8 @@ ng_read_rows_create(void)
 
 	ctl.keysize = sizeof(NgKey);
 	ctl.entrysize = sizeof(NgRow);
-	ctl.hash = rows_key_hash;
-	ctl.match = rows_key_match;
+	ctl.hash = ng_key_htab_hash;
+	ctl.match = ng_key_htab_match;
 	ctl.hcxt = CurrentMemoryContext;
 	return hash_create("pg_stat_statements_ng rows", 256, &ctl,
 					   HASH_ELEM | HASH_FUNCTION | HASH_COMPARE |

@@ -77,6 +77,23 @@ ng_key_hash(const NgKey *key)
 }
 
 /*
+ * ng_key_htab_hash, ng_key_htab_match
+ *		An HTAB's hash and match for entries keyed by an NgKey first: field
+ *		by field, never as bytes (NgKey has padding).  No lock.
+ */
+uint32
+ng_key_htab_hash(const void *key, Size keysize)
+{
+	return ng_key_hash((const NgKey *) key);
+}
+
+int
+ng_key_htab_match(const void *key1, const void *key2, Size keysize)
+{
+	return ng_key_equal((const NgKey *) key1, (const NgKey *) key2) ? 0 : 1;
+}
+
+/*
  * ng_entry_lookup
  *		Find the live entry of key in its partition.  Caller holds the
  *		partition lock in any mode.  Returns NULL if there is none; else the

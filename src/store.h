@@ -16,7 +16,8 @@
  * partition lock held (ng_entry_prepare allocates before the lock).
  *
  * Locks, per function:
- *   ng_key_hash, ng_entry_reserve/_past_max/unreserve: none
+ *   ng_key_hash, ng_key_htab_hash/_match, ng_entry_reserve/_past_max/unreserve:
+ *   none
  *     needed.
  *   ng_entry_lookup: the partition lock, any mode.
  *   ng_entry_prepare, ng_entry_prepared_release: no partition lock.
@@ -37,6 +38,8 @@
 #pragma GCC visibility push(hidden)
 
 extern uint32 ng_key_hash(const NgKey *key);
+extern uint32 ng_key_htab_hash(const void *key, Size keysize);
+extern int	ng_key_htab_match(const void *key1, const void *key2, Size keysize);
 
 /*
  * ng_key_mix64
