@@ -32,9 +32,10 @@
  * everything before it.  The loader opens the file without blocking
  * and refuses anything but a regular file, and a file larger than the
  * settings could have written (max and slot rows, query_text_memory of
- * texts, plan rows and texts within the bounds their settings allow); it then reads the file in pieces, twice: the first pass checks
- * the CRC and validates every entry, bounding each length by the bytes that
- * remain, the second restores.  A file is accepted or rejected as a whole,
+ * texts, plan rows and texts within the bounds their settings allow); it
+ * then reads the file in pieces, twice: the first pass checks the CRC and
+ * validates every entry, bounding each length by the bytes that remain, the
+ * second restores.  A file is accepted or rejected as a whole,
  * with one LOG line.  Nothing here raises an ERROR or waits on anything but
  * reading a regular file: a failure costs the saved statistics, never the
  * server start or shutdown.

@@ -22,10 +22,11 @@
  *
  * A node type this file does not know (a newer minor's) is hashed by its
  * tag, and its lefttree and righttree are walked as every Plan has them:
- * never an error.  A test fault (guc.h) makes every Hash Join such a node.  The walk is iterative, with a stack of at most
- * NG_PLANID_MAX_DEPTH frames on the C stack: a node deeper than that is
- * hashed as a marker and its subtree skipped, so the time is linear in the
- * nodes and nothing is allocated for the walk.
+ * never an error (a test fault, guc.h, makes every Hash Join such a node).
+ * The walk is iterative, with a stack of at most NG_PLANID_MAX_DEPTH
+ * frames on the C stack: a node deeper than that is hashed as a marker and
+ * its subtree skipped, so the time is linear in the nodes and nothing is
+ * allocated for the walk.
  *
  * Where the id is kept: on 18 in PlannedStmt.planId, unless another
  * extension set that first (compat.h); before 18, or when planId is
